@@ -1,0 +1,528 @@
+"""Checkpointing schedules: in which order to rerun and reverse a loop of ``n`` steps.
+
+Reverse mode needs, for every step of a loop, the state the step started
+from, and it needs them last to first.  Storing all ``n`` states costs memory
+in proportion to ``n``; a checkpointing schedule stores a few of them
+(*snapshots*) and recomputes the others from the nearest snapshot before them.
+This module decides which states to keep and when to recompute; it knows
+nothing about code generation.  A schedule yields *actions* and the generated
+code (the *driver*) carries them out.
+
+Positions and steps
+-------------------
+Step ``i`` (``0 <= i < n``) maps the state at position ``i`` to the state at
+position ``i + 1``.  Position 0 is the state on loop entry, position ``n`` the
+state on exit.  The driver holds one *current state*; its position is the
+*current position*.
+
+Actions
+-------
+``Advance(steps)``
+    Run ``steps`` forward steps from the current state without recording
+    anything: the current position moves from ``p`` to ``p + steps``.
+``Snapshot(slot)``
+    Store the current state in snapshot slot ``slot`` (an integer from 0),
+    replacing whatever the slot held.
+``Restore(slot)``
+    Make the state stored in ``slot`` the current state; the current position
+    becomes the one the snapshot was taken at.  The slot keeps its snapshot.
+``Free(slot)``
+    The snapshot in ``slot`` is not needed any more; the driver may drop it.
+``Reverse(steps)``
+    From the current position ``p``, run the steps ``p, ..., p + steps - 1``
+    forward while recording what their adjoints need, then run their adjoints
+    from the last to the first.  ``Reverse(1)`` is the classical "youturn"; a
+    longer ``Reverse`` stores every step of a segment, and ``Reverse(n)`` from
+    position 0 is plain store-all reverse mode.  Afterwards the current state
+    is undefined: the next action, if any, is a ``Restore``.
+
+Every schedule reverses each step exactly once, in the order ``n - 1, ..., 0``.
+A snapshot must not change while it is held: a driver whose steps update
+arrays in place copies the state on ``Snapshot`` and on ``Restore``.
+
+Counting forward steps
+----------------------
+The cost of a schedule is its number of *forward steps*: the steps run by
+``Advance`` actions (``Advance(k)`` counts ``k``) plus, for the online
+protocol, the steps of the forward loop itself.  The steps a ``Reverse``
+records are not counted: every schedule records each step exactly once.
+With this convention store-all costs 0 and the binomial optimum for ``s``
+snapshot slots is ``optimal_forward_steps(n, s)``.  The loop-entry state
+occupies one of the ``s`` slots: formulations that count only the snapshots
+besides it have ``s - 1`` where this module has ``s``.
+
+A ``while`` loop learns that an iteration was its last only after running
+it, so an online schedule runs all ``n`` steps forward before it reverses
+anything, and pays a few steps more than the offline optimum.
+
+Two ways to drive a schedule
+----------------------------
+For a loop whose trip count ``n`` is known on entry (``for i in range(n)``),
+``schedule.plan(n)`` yields every action, the forward sweep included::
+
+    slots = {}
+    for action in Revolve(snapshots=10).plan(n):
+        ...  # carry the action out
+
+For a loop whose trip count is not known (``while``), ``schedule.start()``
+returns a ``Tracker``.  The driver runs the loop itself, calling
+``tracker.step()`` at the top of each iteration (after the condition was
+found true, before the body runs) and taking the snapshot it asks for; when
+the loop has ended, ``tracker.reverse()`` yields the actions of the backward
+sweep, which starts with the current state at position ``n``::
+
+    tracker = Online(snapshots=10).start()
+    while condition(state):
+        snapshot = tracker.step()
+        if snapshot is not None:
+            slots[snapshot.slot] = state
+        state = body(state)
+    for action in tracker.reverse():
+        ...  # carry the action out
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass
+from itertools import accumulate
+from math import comb
+from typing import Union
+
+__all__ = [
+    "Advance", "Snapshot", "Restore", "Free", "Reverse", "Action",
+    "Schedule", "Tracker", "Periodic", "Revolve", "Online",
+    "repetition_number", "optimal_forward_steps",
+]
+
+
+# ---------------------------------------------------------------- actions
+
+
+@dataclass(frozen=True, slots=True)
+class Advance:
+    """Run ``steps`` forward steps without recording: position ``p`` becomes ``p + steps``."""
+
+    steps: int
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """Store the current state in slot ``slot``, replacing what the slot held."""
+
+    slot: int
+
+
+@dataclass(frozen=True, slots=True)
+class Restore:
+    """Make the state stored in slot ``slot`` current; the slot keeps it."""
+
+    slot: int
+
+
+@dataclass(frozen=True, slots=True)
+class Free:
+    """The snapshot in slot ``slot`` will not be read again."""
+
+    slot: int
+
+
+@dataclass(frozen=True, slots=True)
+class Reverse:
+    """Record steps ``p .. p + steps - 1`` from the current position ``p``, then run
+    their adjoints, last step first.  The current state is undefined afterwards."""
+
+    steps: int = 1
+
+
+Action = Union[Advance, Snapshot, Restore, Free, Reverse]
+
+
+# ---------------------------------------------------------------- the binomial optimum
+
+
+def repetition_number(n: int, snapshots: int) -> int:
+    """The smallest ``t`` with ``C(snapshots + t, t) >= n``.
+
+    A binomial schedule reverses ``n`` steps with ``snapshots`` slots while
+    running no step forward more than ``t`` times, and no schedule can do
+    with fewer.
+
+    >>> repetition_number(10, 3), repetition_number(11, 3)
+    (2, 3)
+    """
+    t, reach = 0, 1  # reach = C(snapshots + t, t)
+    while reach < n:
+        t += 1
+        reach = reach * (snapshots + t) // t
+    return t
+
+
+def optimal_forward_steps(n: int, snapshots: int) -> int:
+    """The fewest forward steps that reverse ``n`` steps with ``snapshots`` slots.
+
+    This is Griewank and Walther's ``t * n - C(s + t, t - 1)`` with ``t`` the
+    repetition number; the slots include the one holding the loop-entry state,
+    and forward steps are counted as in the module docstring.
+
+    >>> optimal_forward_steps(1, 1), optimal_forward_steps(3, 1), optimal_forward_steps(100, 5)
+    (0, 3, 316)
+    """
+    if n <= 1:
+        return 0
+    t = repetition_number(n, snapshots)
+    return t * n - comb(snapshots + t, t - 1)
+
+
+def _optimal_split(length: int, snapshots: int) -> int:
+    """How far to advance before the next snapshot, reversing ``length >= 2``
+    steps with ``snapshots >= 2`` slots.
+
+    Returns the smallest ``m`` minimising ``m + cost(length - m, snapshots - 1)
+    + cost(m, snapshots)`` (``cost`` being ``optimal_forward_steps``).  That
+    function of ``m`` is convex and its increment from ``m`` to ``m + 1`` is
+    ``1 + repetition(m + 1, snapshots) - repetition(length - m, snapshots - 1)``,
+    so the answer is the first ``m`` where the increment is not negative.  The
+    loop walks over the blocks of ``m`` sharing ``repetition(m + 1, snapshots)
+    == v``; within block ``v`` the increment is not negative as soon as
+    ``length - m <= C(snapshots + v, snapshots - 1)``.
+    """
+    s = snapshots
+    v = 1
+    while True:
+        block_first = comb(s + v - 1, s)
+        block_last = comb(s + v, s) - 1
+        m = max(block_first, length - comb(s + v, s - 1))
+        if m <= block_last:
+            return min(m, length - 1)
+        v += 1
+
+
+def _reverse_binomially(start: int, length: int, slot: int, free: list[int]) -> Iterator[Action]:
+    """Actions reversing steps ``start .. start + length - 1`` in the fewest forward steps.
+
+    On entry the current position is ``start`` and its state is also held in
+    ``slot``; the call may use the slots listed in ``free`` and puts them back
+    before it returns.  ``slot`` is freed right after its last ``Restore``.
+    """
+    while length > 1:
+        if not free:
+            for steps in range(length - 1, 0, -1):
+                yield Advance(steps)
+                yield Reverse(1)
+                yield Restore(slot)
+            break
+        m = _optimal_split(length, 1 + len(free))
+        yield Advance(m)
+        if length - m == 1:
+            yield Reverse(1)
+        else:
+            right_slot = free.pop()
+            yield Snapshot(right_slot)
+            yield from _reverse_binomially(start + m, length - m, right_slot, free)
+            free.append(right_slot)
+        yield Restore(slot)
+        length = m
+    yield Free(slot)
+    yield Reverse(1)
+
+
+# ---------------------------------------------------------------- interfaces
+
+
+class Tracker(ABC):
+    """Follows a loop whose trip count is not known in advance.
+
+    ``position`` is the number of steps taken so far.  Call ``step()`` once
+    per iteration, before the iteration's body runs; call ``reverse()`` once,
+    after the loop ended.
+    """
+
+    position: int
+
+    @abstractmethod
+    def step(self) -> Snapshot | None:
+        """Announce that the step at ``position`` is about to run.
+
+        Returns the snapshot to take of the current state (the state at
+        ``position``) before it is advanced, or ``None``.  Then ``position``
+        grows by one.
+        """
+
+    @abstractmethod
+    def reverse(self) -> Iterator[Action]:
+        """The actions of the backward sweep, starting from the state at ``position``."""
+
+
+class Schedule(ABC):
+    """A checkpointing schedule: ``plan(n)`` for a known trip count, ``start()`` otherwise."""
+
+    @abstractmethod
+    def start(self) -> Tracker:
+        """A tracker for a loop whose trip count will be known only when it ends."""
+
+    def plan(self, n: int) -> Iterator[Action]:
+        """Every action, forward sweep included, for a loop of ``n`` steps."""
+        _check_count("n", n, minimum=0)
+        return self._plan(n)
+
+    def _plan(self, n: int) -> Iterator[Action]:
+        # Without a dedicated offline plan, drive the tracker over n steps.
+        tracker = self.start()
+        pending = 0
+        for _ in range(n):
+            snapshot = tracker.step()
+            if snapshot is not None:
+                if pending:
+                    yield Advance(pending)
+                    pending = 0
+                yield snapshot
+            pending += 1
+        if pending:
+            yield Advance(pending)
+        yield from tracker.reverse()
+
+
+def _check_count(name: str, value: object, minimum: int) -> None:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+    if value < minimum:
+        raise ValueError(f"{name} must be at least {minimum}, not {value}")
+
+
+# ---------------------------------------------------------------- Periodic
+
+
+@dataclass(frozen=True)
+class Periodic(Schedule):
+    """Snapshot every ``every`` steps; reverse each segment storing all its steps.
+
+    The backward sweep restores the segments' snapshots last to first and
+    reverses each with one ``Reverse(every)``, so it holds ``ceil(n / every)``
+    snapshots plus the recording of one segment.  ``every = sqrt(n)`` gives
+    memory in ``sqrt(n)`` for about one extra forward pass; ``every >= n`` is
+    store-all.
+
+    >>> list(Periodic(every=2).plan(5))  # doctest: +NORMALIZE_WHITESPACE
+    [Snapshot(slot=0), Advance(steps=2), Snapshot(slot=1), Advance(steps=2),
+     Reverse(steps=1),
+     Restore(slot=1), Free(slot=1), Reverse(steps=2),
+     Restore(slot=0), Free(slot=0), Reverse(steps=2)]
+    >>> list(Periodic(every=5).plan(5))
+    [Reverse(steps=5)]
+    """
+
+    every: int
+
+    def __post_init__(self) -> None:
+        _check_count("every", self.every, minimum=1)
+
+    def _plan(self, n: int) -> Iterator[Action]:
+        if n == 0:
+            return
+        segments = range(0, n, self.every)
+        last_start = segments[-1]
+        for slot in range(len(segments) - 1):
+            yield Snapshot(slot)
+            yield Advance(self.every)
+        yield Reverse(n - last_start)
+        for slot in reversed(range(len(segments) - 1)):
+            yield Restore(slot)
+            yield Free(slot)
+            yield Reverse(self.every)
+
+    def start(self) -> Tracker:
+        """A tracker that snapshots at positions ``0, every, 2 * every, ...``.
+
+        >>> tracker = Periodic(every=2).start()
+        >>> [tracker.step() for _ in range(3)]
+        [Snapshot(slot=0), None, Snapshot(slot=1)]
+        >>> list(tracker.reverse())
+        [Restore(slot=1), Free(slot=1), Reverse(steps=1), Restore(slot=0), Free(slot=0), Reverse(steps=2)]
+        """
+        return _PeriodicTracker(self.every)
+
+
+class _PeriodicTracker(Tracker):
+    def __init__(self, every: int):
+        self.every = every
+        self.position = 0
+
+    def step(self) -> Snapshot | None:
+        position = self.position
+        self.position += 1
+        if position % self.every == 0:
+            return Snapshot(position // self.every)
+        return None
+
+    def reverse(self) -> Iterator[Action]:
+        n = self.position
+        for slot in reversed(range(len(range(0, n, self.every)))):
+            start = slot * self.every
+            yield Restore(slot)
+            yield Free(slot)
+            yield Reverse(min(self.every, n - start))
+
+
+# ---------------------------------------------------------------- Revolve
+
+
+@dataclass(frozen=True)
+class Revolve(Schedule):
+    """Binomial checkpointing (Griewank and Walther, "Algorithm 799: revolve",
+    ACM TOMS 2000) for a trip count known on entry.
+
+    ``plan(n)`` holds at most ``snapshots`` snapshots at a time, the
+    loop-entry state included, and takes exactly
+    ``optimal_forward_steps(n, snapshots)`` forward steps, the fewest
+    possible.  Each snapshot splits the steps ahead of it where the cost of
+    the two parts, the second reversed first and with one slot fewer, is
+    least.
+
+    >>> list(Revolve(snapshots=2).plan(3))  # doctest: +NORMALIZE_WHITESPACE
+    [Snapshot(slot=0), Advance(steps=1), Snapshot(slot=1), Advance(steps=1),
+     Reverse(steps=1),
+     Restore(slot=1), Free(slot=1), Reverse(steps=1),
+     Restore(slot=0), Free(slot=0), Reverse(steps=1)]
+
+    A loop whose trip count is not known on entry cannot follow an offline
+    plan: ``start()`` returns the tracker of ``Online`` with as many slots.
+    """
+
+    snapshots: int
+
+    def __post_init__(self) -> None:
+        _check_count("snapshots", self.snapshots, minimum=1)
+
+    def _plan(self, n: int) -> Iterator[Action]:
+        if n == 0:
+            return
+        if n == 1:
+            yield Reverse(1)
+            return
+        yield Snapshot(0)
+        yield from _reverse_binomially(0, n, 0, list(range(self.snapshots - 1, 0, -1)))
+
+    def start(self) -> Tracker:
+        return Online(self.snapshots).start()
+
+
+# ---------------------------------------------------------------- Online
+
+
+@dataclass(frozen=True)
+class Online(Schedule):
+    """Online checkpointing for a loop whose trip count is not known in advance.
+
+    The tracker holds at most ``snapshots`` snapshots, one of them the
+    loop-entry state for good.  Once the loop has ended, the backward sweep
+    reverses the stretches between consecutive snapshots, last to first, each
+    by the binomial schedule with the slots that are free by then.
+
+    While ``n <= (s + 1) * (s + 2) / 2`` (``s = snapshots``) the tracker
+    keeps, once reached, the states at positions ``0, s + 1, 2s + 1, ...``
+    (gaps ``s + 1, s, ..., 2``, the ideal placement for two repetitions) and
+    fills its other slots with the latest states.  This takes the fewest
+    forward steps possible for a loop that must run to its end before its
+    trip count is known: within 3 steps of the offline optimum.
+
+    Beyond, it continues with the dynamic checkpointing of Wang, Moin and
+    Iaccarino ("Minimal repetition dynamic checkpointing algorithm for
+    unsteady adjoint calculation", SIAM J. Sci. Comput. 2009): every snapshot
+    has a level; a new state replaces the latest snapshot whose level is below
+    that of a later one, at level 0, or if there is none replaces the latest
+    snapshot, one level higher.  This stays within 2 times the offline
+    optimum (measured: within 1.45 times for ``2 <= s <= 40``).
+
+    >>> tracker = Online(snapshots=2).start()
+    >>> [tracker.step() for _ in range(4)]
+    [Snapshot(slot=0), Snapshot(slot=1), Snapshot(slot=1), Snapshot(slot=1)]
+    >>> list(tracker.reverse())  # doctest: +NORMALIZE_WHITESPACE
+    [Restore(slot=1), Free(slot=1), Reverse(steps=1),
+     Restore(slot=0), Advance(steps=1), Snapshot(slot=1), Advance(steps=1), Reverse(steps=1),
+     Restore(slot=1), Free(slot=1), Reverse(steps=1),
+     Restore(slot=0), Free(slot=0), Reverse(steps=1)]
+    """
+
+    snapshots: int
+
+    def __post_init__(self) -> None:
+        _check_count("snapshots", self.snapshots, minimum=1)
+
+    def start(self) -> Tracker:
+        return _OnlineTracker(self.snapshots)
+
+
+@dataclass(eq=False)
+class _Checkpoint:
+    position: int
+    slot: int
+    level: float  # used after the first phase; the loop entry's is infinite
+
+
+class _OnlineTracker(Tracker):
+    def __init__(self, snapshots: int):
+        self.snapshots = snapshots
+        self.position = 0
+        self._held: list[_Checkpoint] = []  # by position; _held[0] is the loop entry
+        self._free_slots = list(range(snapshots - 1, -1, -1))
+        # First phase: the positions kept for good (gaps s + 1, s, ..., 3 from
+        # the loop entry), and the other checkpoints held, oldest first.
+        self._last_first_phase_position = comb(snapshots + 2, 2) - 1
+        self._kept_for_good = {0, *accumulate(range(snapshots + 1, 2, -1))}
+        self._latest: deque[_Checkpoint] = deque()
+
+    def step(self) -> Snapshot | None:
+        position = self.position
+        self.position += 1
+        if position == 0:
+            return self._store(position, level=float("inf"))
+        if position <= self._last_first_phase_position:
+            return self._step_first_phase(position)
+        return self._step_by_levels(position)
+
+    def _step_first_phase(self, position: int) -> Snapshot | None:
+        kept = position in self._kept_for_good
+        if not self._free_slots:
+            if not self._latest:
+                return None
+            self._evict(self._latest.popleft())
+        # Levels for the second phase: what is kept for good ranks above the rest.
+        snapshot = self._store(position, level=1 if kept else 0)
+        if not kept:
+            self._latest.append(self._held[-1])
+        return snapshot
+
+    def _step_by_levels(self, position: int) -> Snapshot | None:
+        if self._free_slots:
+            return self._store(position, level=0)
+        highest_later_level = -1.0
+        for checkpoint in reversed(self._held[1:]):
+            if checkpoint.level < highest_later_level:
+                self._evict(checkpoint)
+                return self._store(position, level=0)
+            highest_later_level = max(highest_later_level, checkpoint.level)
+        if len(self._held) == 1:
+            return None  # the only slot holds the loop entry
+        latest = self._held[-1]
+        self._evict(latest)
+        return self._store(position, level=latest.level + 1)
+
+    def _store(self, position: int, level: float) -> Snapshot:
+        slot = self._free_slots.pop()
+        self._held.append(_Checkpoint(position, slot, level))
+        return Snapshot(slot)
+
+    def _evict(self, checkpoint: _Checkpoint) -> None:
+        self._held.remove(checkpoint)
+        self._free_slots.append(checkpoint.slot)
+
+    def reverse(self) -> Iterator[Action]:
+        free = list(self._free_slots)
+        end = self.position
+        for checkpoint in reversed(self._held):
+            yield Restore(checkpoint.slot)
+            yield from _reverse_binomially(checkpoint.position, end - checkpoint.position, checkpoint.slot, free)
+            free.append(checkpoint.slot)
+            end = checkpoint.position

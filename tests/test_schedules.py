@@ -1,0 +1,327 @@
+"""Checkpointing schedules, run on a simulated loop.
+
+The simulated loop's state is just its position.  The simulator carries out
+each action and checks it against the meaning the module documents: every
+step is reversed exactly once, last to first; a ``Restore`` reads only a slot
+holding a snapshot; no more slots are held than the schedule may hold.  It
+counts forward steps the way the module does.
+"""
+from __future__ import annotations
+
+import doctest
+from dataclasses import dataclass, field
+from functools import lru_cache
+from math import comb
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from s2sgrad import schedules
+from s2sgrad.schedules import (
+    Advance, Free, Online, Periodic, Restore, Reverse, Revolve, Snapshot,
+    optimal_forward_steps, repetition_number,
+)
+
+
+# ---------------------------------------------------------------- the simulator
+
+
+@dataclass
+class SimulatedLoop:
+    """A loop of ``n`` steps whose state is its position."""
+
+    n: int
+    max_slots: int | None = None
+    position: int | None = 0  # None: undefined, after a Reverse
+    next_to_reverse: int = field(init=False)
+    slots: dict[int, int] = field(default_factory=dict)
+    forward_steps: int = 0
+    peak_slots: int = 0
+    longest_reverse: int = 0
+
+    def __post_init__(self) -> None:
+        self.next_to_reverse = self.n - 1
+
+    def run_forward_step(self) -> None:
+        """One iteration of the loop itself, as a ``while`` loop runs it."""
+        assert self.position is not None and self.position < self.n
+        self.position += 1
+        self.forward_steps += 1
+
+    def apply(self, action: schedules.Action) -> None:
+        if isinstance(action, Advance):
+            assert action.steps >= 1
+            assert self.position is not None, "Advance from an undefined state"
+            assert self.position + action.steps <= self.n, "Advance past the loop's end"
+            self.position += action.steps
+            self.forward_steps += action.steps
+        elif isinstance(action, Snapshot):
+            assert self.position is not None, "Snapshot of an undefined state"
+            assert action.slot >= 0
+            if self.max_slots is not None:
+                assert action.slot < self.max_slots, f"slot {action.slot} of {self.max_slots}"
+            self.slots[action.slot] = self.position
+            self.peak_slots = max(self.peak_slots, len(self.slots))
+        elif isinstance(action, Restore):
+            assert action.slot in self.slots, f"Restore of empty slot {action.slot}"
+            self.position = self.slots[action.slot]
+        elif isinstance(action, Free):
+            assert action.slot in self.slots, f"Free of empty slot {action.slot}"
+            del self.slots[action.slot]
+        elif isinstance(action, Reverse):
+            assert action.steps >= 1
+            assert self.position is not None, "Reverse from an undefined state"
+            last = self.position + action.steps - 1
+            assert last == self.next_to_reverse, f"reversed step {last}, expected {self.next_to_reverse}"
+            self.next_to_reverse = self.position - 1
+            self.position = None
+            self.longest_reverse = max(self.longest_reverse, action.steps)
+        else:
+            raise AssertionError(f"unknown action {action!r}")
+
+    def check_finished(self) -> None:
+        assert self.next_to_reverse == -1, f"step {self.next_to_reverse} was never reversed"
+        assert not self.slots, f"slots {sorted(self.slots)} never freed"
+
+
+def run_plan(schedule: schedules.Schedule, n: int, max_slots: int | None = None) -> SimulatedLoop:
+    loop = SimulatedLoop(n, max_slots)
+    for action in schedule.plan(n):
+        loop.apply(action)
+    loop.check_finished()
+    return loop
+
+
+def run_tracker(schedule: schedules.Schedule, n: int, max_slots: int | None = None) -> SimulatedLoop:
+    """Drive ``schedule`` as a ``while`` loop of ``n`` iterations would."""
+    loop = SimulatedLoop(n, max_slots)
+    tracker = schedule.start()
+    for position in range(n):
+        assert tracker.position == position
+        snapshot = tracker.step()
+        assert snapshot is None or isinstance(snapshot, Snapshot)
+        if snapshot is not None:
+            loop.apply(snapshot)
+        loop.run_forward_step()
+    assert tracker.position == n
+    for action in tracker.reverse():
+        loop.apply(action)
+    loop.check_finished()
+    return loop
+
+
+# ---------------------------------------------------------------- reference optima
+
+
+@lru_cache(maxsize=None)
+def dp_optimum(n: int, extra: int) -> int:
+    """Fewest forward steps reversing ``n`` steps with ``extra`` snapshots besides
+    the loop-entry state (Griewank's recurrence: advance ``m`` steps, snapshot,
+    reverse the rest with one snapshot fewer, then the first ``m`` again)."""
+    if n == 1:
+        return 0
+    if extra == 0:
+        return n * (n - 1) // 2
+    return min(m + dp_optimum(n - m, extra - 1) + dp_optimum(m, extra) for m in range(1, n))
+
+
+@lru_cache(maxsize=None)
+def _chain_reversal(n: int, slots: int) -> int:
+    """Fewest forward steps reversing ``n`` steps from snapshots placed anywhere in
+    them (the first at their start), the j-th stretch reversed with ``slots - j``."""
+    best = optimal_forward_steps(n, slots)
+    if slots > 1:
+        for first in range(1, n):
+            best = min(best, optimal_forward_steps(first, slots) + _chain_reversal(n - first, slots - 1))
+    return best
+
+
+def while_loop_optimum(n: int, snapshots: int) -> int:
+    """Fewest forward steps for a loop that runs to its end before ``n`` is known:
+    the ``n`` steps of the loop plus the best reversal from its snapshots."""
+    return n if n <= 1 else n + _chain_reversal(n, snapshots)
+
+
+def beta2(snapshots: int) -> int:
+    return (snapshots + 1) * (snapshots + 2) // 2
+
+
+# ---------------------------------------------------------------- actions and module
+
+
+def test_docstring_examples() -> None:
+    failures, _ = doctest.testmod(schedules, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert failures == 0
+
+
+def test_actions_are_immutable_values() -> None:
+    assert Advance(3) == Advance(3) != Advance(4)
+    assert len({Snapshot(1), Snapshot(1), Restore(1), Free(1)}) == 3
+    assert Reverse() == Reverse(1)
+    with pytest.raises(AttributeError):
+        Advance(3).steps = 4  # type: ignore[misc]
+
+
+def test_schedules_are_hashable_configuration() -> None:
+    assert Revolve(snapshots=4) == Revolve(4)
+    assert len({Periodic(every=3), Periodic(every=3), Online(snapshots=3), Revolve(snapshots=3)}) == 3
+    assert repr(Revolve(snapshots=4)) == "Revolve(snapshots=4)"
+
+
+@pytest.mark.parametrize("make", [Revolve, Online, Periodic])
+def test_bad_arguments(make) -> None:
+    with pytest.raises(ValueError):
+        make(0)
+    with pytest.raises(TypeError):
+        make(2.5)
+    with pytest.raises(ValueError):
+        list(make(2).plan(-1))
+
+
+def test_zero_steps() -> None:
+    for schedule in [Revolve(3), Online(3), Periodic(3)]:
+        assert list(schedule.plan(0)) == []
+        assert list(schedule.start().reverse()) == []
+
+
+# ---------------------------------------------------------------- the binomial optimum
+
+
+@pytest.mark.parametrize("snapshots", range(1, 9))
+def test_closed_form_equals_dynamic_programming(snapshots: int) -> None:
+    for n in range(1, 121):
+        assert optimal_forward_steps(n, snapshots) == dp_optimum(n, snapshots - 1), n
+
+
+def test_repetition_number() -> None:
+    for snapshots in range(1, 9):
+        for t in range(1, 6):
+            reach = comb(snapshots + t, t)
+            assert repetition_number(reach, snapshots) == t
+            assert repetition_number(reach + 1, snapshots) == t + 1
+
+
+# ---------------------------------------------------------------- Revolve
+
+
+@pytest.mark.parametrize("snapshots", range(1, 9))
+def test_revolve_is_optimal(snapshots: int) -> None:
+    for n in range(0, 201):
+        loop = run_plan(Revolve(snapshots), n, max_slots=snapshots)
+        assert loop.forward_steps == optimal_forward_steps(n, snapshots), n
+        assert loop.longest_reverse <= 1
+
+
+@pytest.mark.parametrize("n, snapshots", [(10_000, 10), (20_000, 3), (5_000, 1), (3_003, 10)])
+def test_revolve_is_optimal_on_long_loops(n: int, snapshots: int) -> None:
+    loop = run_plan(Revolve(snapshots), n, max_slots=snapshots)
+    assert loop.forward_steps == optimal_forward_steps(n, snapshots)
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 3000), snapshots=st.integers(1, 16))
+def test_revolve_is_optimal_anywhere(n: int, snapshots: int) -> None:
+    loop = run_plan(Revolve(snapshots), n, max_slots=snapshots)
+    assert loop.forward_steps == optimal_forward_steps(n, snapshots)
+
+
+def test_revolve_with_ample_snapshots_advances_each_step_once() -> None:
+    assert run_plan(Revolve(snapshots=10), 11).forward_steps == 10
+    assert run_plan(Revolve(snapshots=10), 11).peak_slots == 10
+
+
+def test_revolve_tracker_is_online() -> None:
+    loop = run_tracker(Revolve(snapshots=4), 30, max_slots=4)
+    assert loop.forward_steps == run_tracker(Online(snapshots=4), 30).forward_steps
+
+
+# ---------------------------------------------------------------- Periodic
+
+
+@pytest.mark.parametrize("every", [1, 2, 3, 5, 7, 16])
+def test_periodic_plan(every: int) -> None:
+    for n in range(0, 201):
+        loop = run_plan(Periodic(every), n)
+        segments = -(-n // every)
+        assert loop.forward_steps == max(segments - 1, 0) * every
+        assert loop.peak_slots == max(segments - 1, 0)
+        assert loop.longest_reverse == min(every, n)
+
+
+@pytest.mark.parametrize("every", [1, 2, 3, 5, 7, 16])
+def test_periodic_tracker(every: int) -> None:
+    for n in range(0, 201):
+        loop = run_tracker(Periodic(every), n)
+        assert loop.forward_steps == n
+        assert loop.peak_slots == -(-n // every)
+        assert loop.longest_reverse == min(every, n)
+
+
+def test_periodic_one_segment_is_store_all() -> None:
+    assert list(Periodic(every=50).plan(50)) == [Reverse(50)]
+    assert list(Periodic(every=100).plan(50)) == [Reverse(50)]
+
+
+def test_periodic_square_root() -> None:
+    loop = run_plan(Periodic(every=100), 10_000)
+    assert loop.peak_slots == 99 and loop.longest_reverse == 100
+    assert loop.forward_steps == 9_900
+
+
+# ---------------------------------------------------------------- Online
+
+
+@pytest.mark.parametrize("snapshots", range(1, 9))
+def test_online_is_optimal_up_to_two_repetitions(snapshots: int) -> None:
+    """Up to n = (s+1)(s+2)/2 no schedule of a loop that must end before n is known
+    does better; that is at most 3 steps above the offline optimum, so within
+    1.1 times it once the optimum is 30 steps or more."""
+    for n in range(0, beta2(snapshots) + 1):
+        loop = run_tracker(Online(snapshots), n, max_slots=snapshots)
+        assert loop.forward_steps == while_loop_optimum(n, snapshots), n
+        offline = optimal_forward_steps(n, snapshots)
+        assert loop.forward_steps <= offline + 3
+        if offline >= 30:
+            assert loop.forward_steps <= 1.1 * offline
+
+
+@pytest.mark.parametrize("snapshots", range(1, 9))
+def test_online_beyond_two_repetitions(snapshots: int) -> None:
+    """Within 2 times the offline optimum; with one slot (the loop entry only),
+    1 + 2 / (n - 1) times, otherwise within 1.4 times in this range."""
+    bound = 2 if snapshots == 1 else 1.4
+    for n in range(beta2(snapshots) + 1, 201):
+        loop = run_tracker(Online(snapshots), n, max_slots=snapshots)
+        assert loop.forward_steps <= bound * optimal_forward_steps(n, snapshots), n
+
+
+@pytest.mark.parametrize("n, snapshots", [(100, 5), (1_000, 10), (10_000, 10), (20_000, 4), (2_000, 20)])
+def test_online_on_long_loops(n: int, snapshots: int) -> None:
+    loop = run_tracker(Online(snapshots), n, max_slots=snapshots)
+    assert loop.forward_steps <= 1.5 * optimal_forward_steps(n, snapshots)
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(0, 3000), snapshots=st.integers(1, 16))
+def test_online_anywhere(n: int, snapshots: int) -> None:
+    loop = run_tracker(Online(snapshots), n, max_slots=snapshots)
+    assert loop.forward_steps <= max(2 * optimal_forward_steps(n, snapshots), n)
+
+
+def test_online_plan_follows_the_tracker() -> None:
+    for snapshots in [1, 3, 6]:
+        for n in [0, 1, 2, 9, 40, 150]:
+            planned = run_plan(Online(snapshots), n, max_slots=snapshots)
+            tracked = run_tracker(Online(snapshots), n, max_slots=snapshots)
+            assert planned.forward_steps == tracked.forward_steps
+
+
+def test_online_keeps_the_loop_entry() -> None:
+    tracker = Online(snapshots=3).start()
+    slots = {}
+    for position in range(500):
+        snapshot = tracker.step()
+        if snapshot is not None:
+            slots[snapshot.slot] = position
+        assert slots[0] == 0
