@@ -1,0 +1,455 @@
+"""Time s2sgrad's gradients against hand-written adjoints and other AD tools.
+
+    python benchmarks/run.py [--quick] [--rounds N] [--workloads W1 W5 ...]
+                             [--tools s2sgrad jax ...] [--out DIR]
+
+For each workload, in one process, single-threaded, interleaved round by
+round, this times the forward function, the hand-written adjoint, s2sgrad's
+gradient and each installed peer (autograd, JAX eager and jitted, PyTorch
+eager), takes the median over the rounds, measures the peak memory of the
+NumPy-based variants with tracemalloc, checks every gradient against the
+hand-written one, and writes ``RESULTS.md`` and ``results.png``. See
+``benchmarks/README.md`` for what each column means.
+"""
+
+import os
+import sys
+
+# Single-threaded runs: the BLAS libraries read these when they load, and
+# JAX sizes its thread pool by the CPUs the process may run on, so both are
+# settled before anything imports NumPy or JAX.
+for _variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_variable] = "1"
+if hasattr(os, "sched_setaffinity"):
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+
+import argparse  # noqa: E402
+import contextlib  # noqa: E402
+import datetime  # noqa: E402
+import gc  # noqa: E402
+import math  # noqa: E402
+import platform  # noqa: E402
+import statistics  # noqa: E402
+import time  # noqa: E402
+import tracemalloc  # noqa: E402
+from dataclasses import dataclass, field  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Callable, Optional  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from benchmarks.peers import Prepared, available_peers  # noqa: E402
+from benchmarks.workloads import WORKLOADS, Workload  # noqa: E402
+
+try:
+    import threadpoolctl
+except ImportError:
+    threadpoolctl = None
+
+FORWARD, HAND, S2SGRAD = "forward", "hand-written", "s2sgrad"
+MISMATCH_TOLERANCE = 1e-6
+LONG_CALL_SECONDS = 2.0
+
+
+@dataclass
+class Candidate:
+    """One way of computing a workload's forward value or its gradient."""
+
+    name: str
+    prepare: Callable[[Workload, tuple], Prepared]
+    compiles: bool = False
+    numpy_based: bool = False
+
+
+@dataclass
+class Row:
+    """The measurements of one candidate on one workload."""
+
+    tool: str
+    seconds: Optional[float] = None
+    compile_seconds: Optional[float] = None
+    peak_bytes: Optional[int] = None
+    max_rel_error: Optional[float] = None
+    notes: list = field(default_factory=list)
+
+
+# --------------------------------------------------------------------------
+# Candidates
+# --------------------------------------------------------------------------
+
+def _prepare_forward(workload, args):
+    return Prepared(lambda: workload.forward(*args), lambda value: ())
+
+
+def _prepare_hand(workload, args):
+    return Prepared(lambda: workload.adjoint(*args), tuple)
+
+
+def _prepare_s2sgrad(workload, args):
+    import s2sgrad
+
+    gradient = s2sgrad.grad(workload.forward, wrt=workload.wrt)
+
+    def to_numpy(grads):
+        return tuple(np.asarray(g) for g in (grads if isinstance(grads, tuple) else (grads,)))
+
+    return Prepared(lambda: gradient(*args), to_numpy)
+
+
+def candidates(tools):
+    """The forward, the hand-written adjoint, s2sgrad and the installed peers.
+
+    ``tools``, when given, keeps only those names (forward and hand-written
+    are always kept: the ratios are relative to them). Returns the candidates
+    and the reasons the missing peers are missing.
+    """
+    peers, missing = available_peers()
+    found = [
+        Candidate(FORWARD, _prepare_forward, numpy_based=True),
+        Candidate(HAND, _prepare_hand, numpy_based=True),
+        Candidate(S2SGRAD, _prepare_s2sgrad, compiles=True, numpy_based=True),
+    ]
+    found += [Candidate(p.name, p.prepare, p.compiles, p.numpy_based) for p in peers]
+    if tools:
+        found = [c for c in found if c.name in (FORWARD, HAND, *tools)]
+        missing = {name: why for name, why in missing.items() if name in tools}
+    return found, missing
+
+
+# --------------------------------------------------------------------------
+# Measuring
+# --------------------------------------------------------------------------
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {text[0] if text else ''}".rstrip(": ")
+
+
+def _max_rel_error(grads, reference) -> float:
+    """Largest over the gradients of max |g - ref| / max |ref|."""
+    errors = []
+    for g, ref in zip(grads, reference):
+        scale = np.max(np.abs(ref))
+        diff = np.max(np.abs(np.asarray(g, dtype=np.float64) - ref))
+        errors.append(diff / scale if scale > 0 else diff)
+    return max(errors)
+
+
+def _repeat_count(prepared: Prepared, first: float, min_sample_seconds: float) -> int:
+    """How many calls make a sample last ``min_sample_seconds``.
+
+    The first call may include compilation, so unless it took over
+    ``LONG_CALL_SECONDS``, more calls are timed to tell.
+    """
+    if first >= LONG_CALL_SECONDS:
+        return 1
+    calls = 0
+    start = time.perf_counter()
+    while (elapsed := time.perf_counter() - start) < min_sample_seconds:
+        prepared.call()
+        calls += 1
+    return max(1, math.ceil(calls * min_sample_seconds / elapsed))
+
+
+def _peak_bytes(call: Callable[[], object]) -> int:
+    """Peak memory NumPy and Python allocate during one call, above the start."""
+    gc.collect()
+    tracemalloc.start()
+    try:
+        start = tracemalloc.get_traced_memory()[0]
+        result = call()
+        peak = tracemalloc.get_traced_memory()[1] - start
+        del result
+    finally:
+        tracemalloc.stop()
+    return peak
+
+
+def _restore_inputs(args, snapshot) -> bool:
+    """Whether ``args`` still equal ``snapshot``; puts back any array that does not."""
+    unchanged = True
+    for a, b in zip(args, snapshot):
+        if not np.array_equal(a, b):
+            unchanged = False
+            a[...] = b
+    return unchanged
+
+
+def measure(workload: Workload, args: tuple, tools: list, rounds: int,
+            min_sample_seconds: float) -> list:
+    """All measurements of one workload, a ``Row`` per candidate.
+
+    Each candidate is prepared and called once (warm-up, gradient check,
+    compile time), then timed: each round takes one sample of every
+    candidate, in an order that rotates from round to round; a sample
+    repeats the call enough times to last ``min_sample_seconds`` and is
+    divided by the repeat count.
+    """
+    snapshot = [np.copy(a) for a in args]
+    rows, timed = [], []
+    reference = None
+    for candidate in tools:
+        row = Row(candidate.name)
+        rows.append(row)
+        try:
+            start = time.perf_counter()
+            prepared = candidate.prepare(workload, args)
+            result = prepared.call()
+            first = time.perf_counter() - start
+            grads = prepared.to_numpy(result)
+        except Exception as error:  # the row reports it; the run goes on
+            kind = "unsupported" if candidate.name == S2SGRAD else "failed"
+            row.notes.append(f"{kind}: {_first_line(error)}")
+            continue
+        if candidate.name == HAND:
+            reference = grads
+        elif candidate.name != FORWARD:
+            row.max_rel_error = _max_rel_error(grads, reference)
+            if not row.max_rel_error <= MISMATCH_TOLERANCE:
+                row.notes.append("gradient differs from the hand-written one")
+        if not _restore_inputs(args, snapshot):
+            row.notes.append("modified its inputs")
+        timed.append((candidate, prepared, row, first, _repeat_count(prepared, first, min_sample_seconds)))
+
+    samples = {id(row): [] for _, _, row, _, _ in timed}
+    for r in range(rounds):
+        shift = r % len(timed)
+        for candidate, prepared, row, _, repeat in timed[shift:] + timed[:shift]:
+            gc.collect()
+            start = time.perf_counter()
+            for _ in range(repeat):
+                prepared.call()
+            samples[id(row)].append((time.perf_counter() - start) / repeat)
+
+    for candidate, prepared, row, first, _ in timed:
+        row.seconds = statistics.median(samples[id(row)])
+        if candidate.compiles:
+            row.compile_seconds = max(0.0, first - row.seconds)
+        if candidate.numpy_based:
+            row.peak_bytes = _peak_bytes(prepared.call)
+    return rows
+
+
+# --------------------------------------------------------------------------
+# Reporting
+# --------------------------------------------------------------------------
+
+def _time(seconds: Optional[float]) -> str:
+    if seconds is None:
+        return "—"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if seconds >= scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds / 1e-9:.3g} ns"
+
+
+def _bytes(count: Optional[int]) -> str:
+    if count is None:
+        return "—"
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if count >= scale:
+            return f"{count / scale:.3g} {unit}"
+    return f"{count} B"
+
+
+def _ratio(seconds: Optional[float], base: Optional[float]) -> str:
+    if seconds is None or not base:
+        return "—"
+    return f"{seconds / base:.3g}"
+
+
+def _by_tool(rows) -> dict:
+    return {row.tool: row for row in rows}
+
+
+def table_lines(results) -> list:
+    """The detailed markdown table: one row per workload and tool."""
+    lines = [
+        "| workload | tool | time | ÷ forward | ÷ hand-written | compile | peak memory | max rel. error | note |",
+        "|---|---|--:|--:|--:|--:|--:|--:|---|",
+    ]
+    for workload, rows in results:
+        base = _by_tool(rows)
+        forward = base.get(FORWARD, Row(FORWARD)).seconds
+        hand = base.get(HAND, Row(HAND)).seconds
+        for row in rows:
+            error = "—" if row.max_rel_error is None else f"{row.max_rel_error:.1e}"
+            lines.append(
+                f"| {workload.key} {workload.name} | {row.tool} | {_time(row.seconds)} "
+                f"| {_ratio(row.seconds, forward)} | {_ratio(row.seconds, hand)} "
+                f"| {_time(row.compile_seconds)} | {_bytes(row.peak_bytes)} | {error} "
+                f"| {'; '.join(row.notes).replace('|', '/')} |"
+            )
+    return lines
+
+
+def summary_lines(results, tools) -> list:
+    """Time ÷ hand-written adjoint: one row per workload, one column per tool."""
+    names = [c.name for c in tools if c.name not in (FORWARD, HAND)]
+    lines = [
+        "| workload | hand-written ÷ forward | " + " | ".join(names) + " |",
+        "|---|--:|" + "--:|" * len(names),
+    ]
+    for workload, rows in results:
+        base = _by_tool(rows)
+        hand = base[HAND].seconds if HAND in base else None
+        forward = base[FORWARD].seconds if FORWARD in base else None
+        cells = [_ratio(base[n].seconds, hand) if n in base else "—" for n in names]
+        lines.append(f"| {workload.key} {workload.name} | {_ratio(hand, forward)} | "
+                     + " | ".join(cells) + " |")
+    return lines
+
+
+def machine_line() -> str:
+    """CPU, Python, NumPy and its BLAS, and the peers' versions."""
+    cpu = platform.processor() or platform.machine()
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    blas = ""
+    if threadpoolctl is not None:
+        for info in threadpoolctl.threadpool_info():
+            if info.get("user_api") == "blas":
+                blas = (f" ({info.get('internal_api')} {info.get('version')}, "
+                        f"{info.get('architecture')}, {info.get('num_threads')} thread(s))")
+                break
+    parts = [
+        f"{cpu}, {os.cpu_count()} CPUs (run pinned to one)",
+        f"{platform.system()} {platform.release()}",
+        f"Python {platform.python_version()}",
+        f"NumPy {np.__version__}{blas}",
+    ]
+    for module in ("autograd", "jax", "torch"):
+        if module in sys.modules:
+            version = getattr(sys.modules[module], "__version__", None)
+            if version is None:
+                with contextlib.suppress(Exception):
+                    from importlib.metadata import version as dist_version
+                    version = dist_version(module)
+            parts.append(f"{module} {version}")
+    return "; ".join(parts)
+
+
+def write_markdown(path: Path, results, tools, missing, options, plot_name) -> None:
+    now = datetime.datetime.now().astimezone()
+    size = "small variants (--quick)" if options.quick else "full sizes"
+    lines = [
+        "# Benchmark results",
+        "",
+        f"Date: {now:%Y-%m-%d %H:%M %Z}  ",
+        f"Machine: {machine_line()}  ",
+        f"Run: `{' '.join(['python benchmarks/run.py', *sys.argv[1:]])}`; "
+        f"{size}, median of {options.rounds} rounds, single-threaded.",
+        "",
+    ]
+    if missing:
+        lines += ["Not installed: " + "; ".join(f"{n} ({why})" for n, why in missing.items()), ""]
+    lines += ["## Gradient time ÷ hand-written adjoint", ""]
+    lines += summary_lines(results, tools)
+    lines += ["", "## All measurements", ""]
+    lines += table_lines(results)
+    lines += ["", "Workloads:", ""]
+    lines += [f"- {w.key} {w.name}: {w.small_size if options.quick else w.size}" for w, _ in results]
+    if plot_name:
+        lines += ["", f"![gradient time ÷ hand-written adjoint]({plot_name})"]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def write_plot(path: Path, results, tools) -> bool:
+    """A log-scale bar chart of time ÷ hand-written adjoint; False without matplotlib."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    names = [c.name for c in tools if c.name not in (FORWARD, HAND)]
+    width = 0.8 / max(1, len(names))
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.6 * len(results)), 4.5))
+    for n, name in enumerate(names):
+        xs, ratios = [], []
+        for w, (_, rows) in enumerate(results):
+            base = _by_tool(rows)
+            if name in base and base[name].seconds and HAND in base and base[HAND].seconds:
+                xs.append(w + (n - (len(names) - 1) / 2) * width)
+                ratios.append(base[name].seconds / base[HAND].seconds)
+        ax.bar(xs, ratios, width, label=name)
+    ax.axhline(1.0, color="black", linewidth=1, linestyle="--", label="hand-written adjoint")
+    ax.set_yscale("log")
+    ax.set_xticks(range(len(results)))
+    ax.set_xticklabels([f"{w.key}\n{w.name}" for w, _ in results])
+    ax.set_ylabel("gradient time ÷ hand-written adjoint")
+    ax.legend(fontsize="small", ncol=2)
+    ax.grid(axis="y", which="both", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return True
+
+
+def print_rows(workload: Workload, rows) -> None:
+    base = _by_tool(rows)
+    forward, hand = base[FORWARD].seconds, base[HAND].seconds
+    print(f"\n{workload.key} {workload.name}")
+    for row in rows:
+        error = "" if row.max_rel_error is None else f"err {row.max_rel_error:.1e}"
+        compile_time = "" if row.compile_seconds is None else f"compile {_time(row.compile_seconds)}"
+        print(f"  {row.tool:<13} {_time(row.seconds):>9}  ×fwd {_ratio(row.seconds, forward):>6}"
+              f"  ×hand {_ratio(row.seconds, hand):>6}  {_bytes(row.peak_bytes):>8}"
+              f"  {error:<12} {compile_time:<16} {'; '.join(row.notes)}", flush=True)
+
+
+# --------------------------------------------------------------------------
+# Command line
+# --------------------------------------------------------------------------
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true",
+                        help="small variants, 3 rounds: a smoke run (written to benchmarks/out/)")
+    parser.add_argument("--rounds", type=int, help="rounds to take the median of (default 5; 3 with --quick)")
+    parser.add_argument("--workloads", nargs="+", metavar="KEY", help="only these workloads (W1 ... W6)")
+    parser.add_argument("--tools", nargs="+", metavar="NAME",
+                        help="only these tools besides forward and hand-written "
+                             "(s2sgrad autograd jax jax.jit torch)")
+    parser.add_argument("--out", type=Path,
+                        help="where RESULTS.md and results.png go (default benchmarks/, or benchmarks/out/ with --quick)")
+    options = parser.parse_args(argv)
+    if options.rounds is None:
+        options.rounds = 3 if options.quick else 5
+    if options.out is None:
+        options.out = HERE / "out" if options.quick else HERE
+    return options
+
+
+def main(argv=None) -> int:
+    options = parse_args(argv)
+    workloads = [w for w in WORKLOADS if not options.workloads or w.key in options.workloads]
+    tools, missing = candidates(options.tools)
+    limit = threadpoolctl.threadpool_limits(1) if threadpoolctl else contextlib.nullcontext()
+    min_sample = 0.02 if options.quick else 0.1
+
+    results = []
+    with limit:
+        for workload in workloads:
+            args = workload.make_inputs(small=options.quick)
+            rows = measure(workload, args, tools, options.rounds, min_sample)
+            print_rows(workload, rows)
+            results.append((workload, rows))
+
+    options.out.mkdir(parents=True, exist_ok=True)
+    plotted = write_plot(options.out / "results.png", results, tools)
+    write_markdown(options.out / "RESULTS.md", results, tools, missing, options,
+                   "results.png" if plotted else None)
+    print(f"\nwrote {options.out / 'RESULTS.md'}" + (" and results.png" if plotted else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,21 @@
+"""s2sgrad: source-to-source automatic differentiation for Python and NumPy.
+
+    >>> import numpy as np, s2sgrad as sg
+    >>> @sg.grad
+    ... def f(x):
+    ...     return np.sum(np.tanh(x) ** 2)
+    >>> print(sg.source(f))          # the generated gradient, as plain Python     # doctest: +SKIP
+"""
+from .api import check_grad, grad, source, stop_gradient, value_and_grad, vjp
+from .errors import (NoDerivativeRule, NonScalarOutput, S2SGradError, SourceNotFound, UnsupportedSyntax,
+                     WrtError)
+from .rules import adjoint, d
+from .schedules import Online, Periodic, Revolve
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "grad", "value_and_grad", "vjp", "source", "check_grad", "stop_gradient", "adjoint", "d",
+    "Periodic", "Revolve", "Online",
+    "S2SGradError", "UnsupportedSyntax", "NoDerivativeRule", "NonScalarOutput", "WrtError", "SourceNotFound",
+]

@@ -1,0 +1,201 @@
+"""Stage 3: which values need an adjoint, and what kind of value each name holds.
+
+A value is *active* if it depends on a `wrt` input through differentiable
+operations (it is *varied*) and the output depends on it (it is *useful*).
+Only active values get adjoint code. A name's *kind* says how its adjoints
+add up: ``"tensor"`` (numbers and arrays, added with ``+``), ``"seq"`` (lists
+and tuples, added elementwise), or ``"unknown"``.
+
+    >>> analysis = analyze(lower(parse_function(f)), wrt=["x"])       # doctest: +SKIP
+    >>> sorted(analysis.active)
+    ['x', 'y', ...]
+"""
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass, field
+
+from . import primitives
+from .ir import Assign, Const, Function, Global, If, Op, Var, While
+from .rules import is_nondifferentiable, rule_for
+
+TENSOR, SEQ, UNKNOWN = "tensor", "seq", "unknown"
+SEQ_MAKERS = {primitives.make_list, primitives.make_tuple, primitives.list_append}
+NONE_KIND = "none"
+
+
+@dataclass
+class Analysis:
+    active: set = field(default_factory=set)
+    kind: dict = field(default_factory=dict)
+
+    def is_active(self, atom) -> bool:
+        return isinstance(atom, Var) and atom.name in self.active
+
+
+def analyze(fn: Function, wrt: list[str], arg_kinds: dict[str, str] | None = None) -> Analysis:
+    """Activity and kinds of every name in `fn`, differentiating with respect to parameters `wrt`."""
+    analysis = Analysis()
+    kinds = analysis.kind
+    for param in fn.params:
+        kinds[param] = (arg_kinds or {}).get(param, TENSOR)
+    _kinds(fn.body, kinds)
+    _specialize(fn.body, kinds)
+    varied = set(wrt)
+    _varied(fn.body, varied)
+    useful = {fn.result.name} if isinstance(fn.result, Var) else set()
+    _useful(fn.body, useful)
+    analysis.active = {n for n in varied & useful if kinds.get(n) != NONE_KIND}
+    return analysis
+
+
+def differentiable(op: Op) -> bool:
+    """Does `op` pass gradients from its arguments to its result?"""
+    if is_nondifferentiable(op.fn) or op.fn is slice:
+        return False
+    return True
+
+
+# ---------------------------------------------------------------- kinds
+
+def _atom_kind(atom, kinds) -> str:
+    if isinstance(atom, Var):
+        return kinds.get(atom.name, UNKNOWN)
+    value = atom.value
+    if value is None:
+        return NONE_KIND
+    if isinstance(value, (list, tuple)):
+        return SEQ
+    return TENSOR
+
+
+def _join(a: str, b: str) -> str:
+    if a == b or b == NONE_KIND:
+        return a
+    if a == NONE_KIND:
+        return b
+    return UNKNOWN
+
+
+def _op_kind(op: Op, kinds) -> str:
+    if op.fn in SEQ_MAKERS:
+        return SEQ
+    if op.fn in (operator.getitem, primitives.seq_getitem):
+        return UNKNOWN if _atom_kind(op.args[0], kinds) != TENSOR else TENSOR
+    if callable(op.fn) and (rule_for(op.fn) or is_nondifferentiable(op.fn)):
+        return TENSOR
+    return UNKNOWN
+
+
+def _kinds(block, kinds) -> None:
+    for stmt in block:
+        if isinstance(stmt, Assign):
+            if stmt.target:
+                kinds[stmt.target] = _op_kind(stmt.value, kinds) if isinstance(stmt.value, Op) \
+                    else _atom_kind(stmt.value, kinds)
+        elif isinstance(stmt, If):
+            _kinds(stmt.body, kinds)
+            _kinds(stmt.orelse, kinds)
+            for r, a, b in zip(stmt.results, stmt.body_outs, stmt.orelse_outs):
+                kinds[r] = _join(_atom_kind(a, kinds), _atom_kind(b, kinds))
+        elif isinstance(stmt, While):
+            for p, init in zip(stmt.params, stmt.inits):
+                kinds[p] = _atom_kind(init, kinds)
+            for _ in range(3):                      # kinds settle in a couple of rounds
+                _kinds(stmt.cond, kinds)
+                _kinds(stmt.body, kinds)
+                for p, out in zip(stmt.params, stmt.body_outs):
+                    kinds[p] = _join(kinds[p], _atom_kind(out, kinds))
+            for r, p in zip(stmt.results, stmt.params):
+                kinds[r] = kinds[p]
+
+
+def _specialize(block, kinds) -> None:
+    """Indexing a list or tuple is ``seq_getitem``, whose adjoint is a list, not an array."""
+    for stmt in block:
+        if isinstance(stmt, Assign) and isinstance(stmt.value, Op) and stmt.value.fn is operator.getitem \
+                and _atom_kind(stmt.value.args[0], kinds) == SEQ:
+            stmt.value.fn = primitives.seq_getitem
+        elif isinstance(stmt, If):
+            _specialize(stmt.body, kinds)
+            _specialize(stmt.orelse, kinds)
+        elif isinstance(stmt, While):
+            _specialize(stmt.cond, kinds)
+            _specialize(stmt.body, kinds)
+
+
+# ---------------------------------------------------------------- activity
+
+def _varied(block, varied: set) -> None:
+    for stmt in block:
+        if isinstance(stmt, Assign):
+            if not stmt.target:
+                continue
+            value = stmt.value
+            if isinstance(value, Op):
+                if differentiable(value) and any(isinstance(a, Var) and a.name in varied
+                                                 for a in [*value.args, *value.kwargs.values()]):
+                    varied.add(stmt.target)
+            elif isinstance(value, Var) and value.name in varied:
+                varied.add(stmt.target)
+        elif isinstance(stmt, If):
+            _varied(stmt.body, varied)
+            _varied(stmt.orelse, varied)
+            for r, a, b in zip(stmt.results, stmt.body_outs, stmt.orelse_outs):
+                if _in(a, varied) or _in(b, varied):
+                    varied.add(r)
+        elif isinstance(stmt, While):
+            for p, init in zip(stmt.params, stmt.inits):
+                if _in(init, varied):
+                    varied.add(p)
+            while True:
+                size = len(varied)
+                _varied(stmt.body, varied)
+                for p, out in zip(stmt.params, stmt.body_outs):
+                    if _in(out, varied):
+                        varied.add(p)
+                if len(varied) == size:
+                    break
+            for r, p in zip(stmt.results, stmt.params):
+                if p in varied:
+                    varied.add(r)
+
+
+def _useful(block, useful: set) -> None:
+    for stmt in reversed(block):
+        if isinstance(stmt, Assign):
+            if stmt.target in useful:
+                value = stmt.value
+                if isinstance(value, Op):
+                    if differentiable(value):
+                        useful.update(a.name for a in [*value.args, *value.kwargs.values()] if isinstance(a, Var))
+                elif isinstance(value, Var):
+                    useful.add(value.name)
+        elif isinstance(stmt, If):
+            for r, a, b in zip(stmt.results, stmt.body_outs, stmt.orelse_outs):
+                if r in useful:
+                    useful.update(x.name for x in (a, b) if isinstance(x, Var))
+            _useful(stmt.body, useful)
+            _useful(stmt.orelse, useful)
+        elif isinstance(stmt, While):
+            for r, p in zip(stmt.results, stmt.params):
+                if r in useful:
+                    useful.add(p)
+            while True:
+                size = len(useful)
+                for p, out in zip(stmt.params, stmt.body_outs):
+                    if p in useful and isinstance(out, Var):
+                        useful.add(out.name)
+                _useful(stmt.body, useful)
+                if len(useful) == size:
+                    break
+            for p, init in zip(stmt.params, stmt.inits):
+                if p in useful and isinstance(init, Var):
+                    useful.add(init.name)
+
+
+def _in(atom, names) -> bool:
+    return isinstance(atom, Var) and atom.name in names
+
+
+__all__ = ["Analysis", "analyze", "differentiable", "TENSOR", "SEQ", "UNKNOWN", "Const", "Global"]

@@ -1,0 +1,224 @@
+"""Stage 6: the public functions. Generated code is cached per function, `wrt`, mode and options.
+
+    >>> import s2sgrad as sg
+    >>> def f(x):
+    ...     return np.sum(np.sin(x) * x)
+    >>> df = sg.grad(f)
+    >>> df(np.array([0.0, 1.0]))                             # doctest: +SKIP
+    array([0.        , 1.38177329])
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+from typing import Any, Callable, Sequence, Union
+
+import numpy as np
+
+from .errors import S2SGradError, WrtError
+from .ir import to_source
+from .lower import Lowerer
+from .module import GradientModule, kind_of
+from .parse import parse_function
+from .rules.registry import nondifferentiable
+
+Wrt = Union[int, str, Sequence[Union[int, str]]]
+
+_CACHE: dict = {}
+
+
+def stop_gradient(x):
+    """`x` itself, through which no gradient flows."""
+    return x
+
+
+nondifferentiable(stop_gradient)
+
+
+def _parameters(f) -> list[str]:
+    try:
+        params = inspect.signature(f).parameters.values()
+    except (TypeError, ValueError):
+        raise S2SGradError(f"{f!r} is not a function that can be differentiated") from None
+    return [p.name for p in params]
+
+
+def wrt_names(f, wrt: Wrt) -> tuple[list[str], bool]:
+    """The parameter names `wrt` designates, and whether the gradient is a tuple."""
+    params = _parameters(f)
+    many = isinstance(wrt, (tuple, list))
+    names = []
+    for item in (wrt if many else [wrt]):
+        if isinstance(item, bool) or not isinstance(item, (int, str)):
+            raise WrtError(f"wrt must be an argument index or name, not {item!r}")
+        if isinstance(item, int):
+            if not -len(params) <= item < len(params):
+                raise WrtError(f"wrt={item} is out of range: {f.__name__} has {len(params)} argument(s) "
+                               f"({', '.join(params)})")
+            names.append(params[item])
+        else:
+            if item not in params:
+                raise WrtError(f"wrt={item!r} names no argument of {f.__name__} (its arguments: "
+                               f"{', '.join(params)})")
+            names.append(item)
+    if len(set(names)) != len(names):
+        raise WrtError(f"wrt names an argument twice: {wrt!r}")
+    return names, many
+
+
+def _check_differentiable(f, name: str, value) -> None:
+    leaves = []
+
+    def walk(v):
+        if isinstance(v, (list, tuple)):
+            for item in v:
+                walk(item)
+        elif isinstance(v, dict):
+            for item in v.values():
+                walk(item)
+        else:
+            leaves.append(v)
+    walk(value)
+    for leaf in leaves:
+        dtype = np.asarray(leaf).dtype
+        if dtype.kind in "biu":
+            raise WrtError(f"argument '{name}' of {f.__name__} is an integer ({type(leaf).__name__}, "
+                           f"dtype {dtype}): it has no gradient",
+                           hint=f"pass a float (for example {name}=float(...) or "
+                                f"np.asarray(..., dtype=float)), or leave '{name}' out of wrt")
+        if dtype.kind not in "fc":
+            raise WrtError(f"argument '{name}' of {f.__name__} is not a number ({type(leaf).__name__})",
+                           hint=f"leave '{name}' out of wrt")
+
+
+def generated(f, wrt: list[str], mode: str, kinds: tuple = (), verbose: bool = False, **options):
+    """The compiled generated function (cached) for `f`, `wrt`, `mode` and argument kinds."""
+    key = (f, tuple(wrt), mode, kinds, tuple(sorted(options.items())))
+    hit = _CACHE.get(key)
+    if hit is not None:
+        return hit
+    module = GradientModule()
+    params = _parameters(f)
+    arg_kinds = dict(zip(params, kinds))
+    node = module.gradient(f, wrt, mode, arg_kinds)
+    filename = f"<s2sgrad {node.name}>"
+    namespace = module.compile(filename)
+    fn = namespace[node.name]
+    fn.__defaults__ = _defaults(f, len(params)) + fn.__defaults__ if fn.__defaults__ else _defaults(f, len(params))
+    fn.source = module.source()
+    if verbose:
+        print(fn.source)
+    _CACHE[key] = fn
+    return fn
+
+
+def _defaults(f, n_params: int) -> tuple:
+    """The user's own defaults (evaluated in their module), for the generated function."""
+    defaults = getattr(inspect.unwrap(f), "__defaults__", None) or ()
+    return tuple(defaults)
+
+
+def _call_values(f, args, kwargs) -> list:
+    bound = inspect.signature(f).bind(*args, **kwargs)
+    bound.apply_defaults()
+    return list(bound.arguments.values())
+
+
+def _make(f, wrt: Wrt, mode: str, verbose: bool, options: dict):
+    names, many = wrt_names(f, wrt)
+    params = _parameters(f)
+
+    @functools.wraps(f)
+    def derivative(*args, **kwargs):
+        seed = ()
+        if mode == "vjp":
+            if not args:
+                raise S2SGradError("vjp functions take the output's adjoint as their last argument")
+            args, seed = args[:-1], args[-1:]
+        values = _call_values(f, args, kwargs)
+        for name in names:
+            _check_differentiable(f, name, values[params.index(name)])
+        kinds = tuple(kind_of(v) for v in values)
+        fn = generated(f, names, mode, kinds, verbose, **options)
+        out = fn(*values, *seed)
+        if many:
+            if mode == "grad":
+                return out if len(names) > 1 else (out,)
+            value, grad = out
+            return value, (grad if len(names) > 1 else (grad,))
+        return out
+
+    derivative.__wrapped__ = f
+    return derivative
+
+
+def grad(f: Callable | None = None, wrt: Wrt = 0, *, verbose: bool = False, **options) -> Callable:
+    """The gradient of scalar-valued `f` with respect to the argument(s) `wrt`.
+
+    Usable as ``@grad`` or ``@grad(wrt=1)``. A tuple `wrt` gives a tuple of gradients.
+
+        >>> grad(lambda x: x * x)(3.0)                     # doctest: +SKIP
+        6.0
+    """
+    if f is None:
+        return lambda g: grad(g, wrt, verbose=verbose, **options)
+    return _make(f, wrt, "grad", verbose, options)
+
+
+def value_and_grad(f: Callable | None = None, wrt: Wrt = 0, *, verbose: bool = False, **options) -> Callable:
+    """Like `grad`, but the derivative returns ``(f(*args), gradient)``."""
+    if f is None:
+        return lambda g: value_and_grad(g, wrt, verbose=verbose, **options)
+    return _make(f, wrt, "value_and_grad", verbose, options)
+
+
+def vjp(f: Callable | None = None, wrt: Wrt = 0, *, verbose: bool = False, **options) -> Callable:
+    """The vector-Jacobian product: ``df(*args, dout)`` returns ``(f(*args), dout · ∂f/∂wrt)``."""
+    if f is None:
+        return lambda g: vjp(g, wrt, verbose=verbose, **options)
+    return _make(f, wrt, "vjp", verbose, options)
+
+
+def source(f: Callable, wrt: Wrt = 0, *, mode: str = "grad", stage: str = "gradient",
+           args: Sequence | None = None, **options) -> str:
+    """The generated module for `f` as a string: exactly what runs.
+
+    `stage="lowered"` prints the functional control-flow form instead. `args`, if
+    given, are example arguments (lists and tuples of arrays are specialized on).
+    """
+    f = getattr(f, "__wrapped__", f)
+    if stage == "lowered":
+        lowered = Lowerer(parse_function(f)).function()
+        return to_source(lowered) + "\n"
+    names, _ = wrt_names(f, wrt)
+    kinds = tuple(kind_of(v) for v in _call_values(f, args, {})) if args is not None else ()
+    return generated(f, names, mode, kinds, **options).source
+
+
+def check_grad(f: Callable, *args, wrt: Wrt = 0, eps: float = 1e-6, seed: int = 0) -> float:
+    """Largest relative difference between `grad(f)` and central finite differences at `args`.
+
+        >>> check_grad(lambda x: np.sum(x ** 3), np.ones(3)) < 1e-6     # doctest: +SKIP
+        True
+    """
+    names, many = wrt_names(getattr(f, "__wrapped__", f), wrt)
+    grads = grad(f, tuple(names))(*args)
+    params = _parameters(getattr(f, "__wrapped__", f))
+    worst = 0.0
+    rng = np.random.default_rng(seed)
+    for name, g in zip(names, grads):
+        k = params.index(name)
+        x = np.asarray(args[k], dtype=float)
+        direction = rng.standard_normal(x.shape)
+
+        def at(t):
+            moved = list(args)
+            moved[k] = x + t * direction if x.ndim else float(x + t * direction)
+            return float(f(*moved))
+        numeric = (at(eps) - at(-eps)) / (2 * eps)
+        analytic = float(np.sum(np.asarray(g) * direction))
+        worst = max(worst, abs(numeric - analytic) / max(1.0, abs(numeric), abs(analytic)))
+    return worst
+
+
+__all__ = ["grad", "value_and_grad", "vjp", "source", "check_grad", "stop_gradient", "generated", "wrt_names"]

@@ -1,0 +1,235 @@
+"""Stage 5: make generated code read well, print it with comments, and compile it.
+
+- `fold` puts temporaries that are used once back into the expression that uses them;
+- ``while True: if not c: break`` becomes ``while c:``;
+- `render` prints a module with ``ast.unparse``, adding ``# file.py:line`` after each statement
+  whose origin differs from the one before;
+- `compile_module` compiles that text under a name registered with `linecache`, so that
+  tracebacks, pdb and ``inspect.getsource`` show the generated code.
+"""
+from __future__ import annotations
+
+import ast
+import linecache
+import os
+
+PURE_CALLS = None   # every call in generated code is pure except these methods and functions
+IMPURE = {"push", "pop", "print", "assert_true", "append"}
+
+
+def _uses(tree) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            counts[node.id] = counts.get(node.id, 0) + 1
+    return counts
+
+
+def _assigned(tree) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            counts[node.id] = counts.get(node.id, 0) + 1
+        elif isinstance(node, ast.arg):
+            counts[node.arg] = counts.get(node.arg, 0) + 1
+    return counts
+
+
+def _is_pure(expr) -> bool:
+    for node in ast.walk(expr):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+            if name in IMPURE or name is None or name.endswith(("_forward", "_backward")):
+                return False
+    return True
+
+
+def _reads(node) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def _writes(node) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+
+def _header(stmt) -> list:
+    """The expressions a compound statement evaluates before entering its blocks."""
+    if isinstance(stmt, ast.If):
+        return [stmt.test]
+    if isinstance(stmt, ast.For):
+        return [stmt.iter]
+    if isinstance(stmt, ast.While):
+        return []
+    return [stmt]
+
+
+class _Replace(ast.NodeTransformer):
+    def __init__(self, name, expr):
+        self.name = name
+        self.expr = expr
+        self.done = False
+
+    def visit_Name(self, node):
+        if node.id == self.name and isinstance(node.ctx, ast.Load) and not self.done:
+            self.done = True
+            return self.expr
+        return node
+
+
+def fold(fn: ast.FunctionDef, foldable: set[str]) -> ast.FunctionDef:
+    """Inline each temporary assigned once and read once, where the read follows in the same block."""
+    while True:
+        uses = _uses(fn)
+        assigned = _assigned(fn)
+        if not _fold_block(fn.body, uses, assigned, foldable):
+            break
+    for node in ast.walk(fn):
+        for field in ("body", "orelse"):
+            block = getattr(node, field, None)
+            if isinstance(block, list) and block and isinstance(node, ast.While):
+                _while_condition(node)
+    return fn
+
+
+def _fold_block(block: list, uses, assigned, foldable) -> bool:
+    changed = False
+    for stmt in block:
+        for field in ("body", "orelse"):
+            inner = getattr(stmt, field, None)
+            if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
+                changed |= _fold_block(inner, uses, assigned, foldable)
+    i = 0
+    while i < len(block):
+        stmt = block[i]
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            name = stmt.targets[0].id
+            if name in foldable and uses.get(name) == 1 and assigned.get(name) == 1 and _is_pure(stmt.value):
+                reads = _reads(stmt.value)
+                for j in range(i + 1, len(block)):
+                    later = block[j]
+                    header = _header(later)
+                    if any(name in _reads(h) for h in header):
+                        target = header[0]
+                        replacer = _Replace(name, stmt.value)
+                        replacer.visit(target)
+                        if replacer.done:
+                            _keep_origin(later, stmt)
+                            del block[i]
+                            changed = True
+                            i -= 1
+                        break
+                    if name in _reads(later) or _writes(later) & reads or not _is_pure_stmt(later):
+                        break
+        i += 1
+    return changed
+
+
+def _is_pure_stmt(stmt) -> bool:
+    return not isinstance(stmt, (ast.Expr, ast.While, ast.For, ast.If, ast.Break)) and _is_pure(stmt)
+
+
+def _keep_origin(into, source):
+    if getattr(into, "origin", None) is None and getattr(source, "origin", None) is not None:
+        into.origin = source.origin
+
+
+def _while_condition(loop: ast.While) -> None:
+    """``while True: if not c: break`` -> ``while c:`` (when the loop has no other header statements)."""
+    if isinstance(loop.test, ast.Constant) and loop.test.value is True and loop.body:
+        first = loop.body[0]
+        if isinstance(first, ast.If) and not first.orelse and len(first.body) == 1 \
+                and isinstance(first.body[0], ast.Break) and isinstance(first.test, ast.UnaryOp) \
+                and isinstance(first.test.op, ast.Not):
+            loop.test = first.test.operand
+            loop.body = loop.body[1:] or [ast.Pass()]
+
+
+# ---------------------------------------------------------------- printing
+
+def _comment(stmt, previous) -> str:
+    origin = getattr(stmt, "origin", None)
+    if origin is None:
+        return ""
+    if previous is not None and (previous.filename, previous.line) == (origin.filename, origin.line):
+        return ""
+    return f"  # {os.path.basename(origin.filename)}:{origin.line}"
+
+
+class _Printer:
+    def __init__(self):
+        self.lines: list[str] = []
+        self.previous = None
+
+    def block(self, stmts, indent):
+        self.previous = None
+        for stmt in stmts:
+            self.stmt(stmt, indent)
+
+    def stmt(self, stmt, indent):
+        pad = "    " * indent
+        comment = _comment(stmt, self.previous)
+        if getattr(stmt, "origin", None) is not None:
+            self.previous = stmt.origin
+        if isinstance(stmt, ast.FunctionDef):
+            header = f"def {stmt.name}({ast.unparse(stmt.args)}):"
+            if ast.get_docstring(stmt) is None and self.lines and self.lines[-1] != "":
+                self.lines.append("")
+            self.lines.append(pad + header)
+            self.block(stmt.body, indent + 1)
+            self.previous = None
+        elif isinstance(stmt, ast.If):
+            self.lines.append(f"{pad}if {ast.unparse(stmt.test)}:{comment}")
+            self.block(stmt.body, indent + 1)
+            orelse = stmt.orelse
+            while len(orelse) == 1 and isinstance(orelse[0], ast.If) and getattr(orelse[0], "elif_", False):
+                self.lines.append(f"{pad}elif {ast.unparse(orelse[0].test)}:")
+                self.block(orelse[0].body, indent + 1)
+                orelse = orelse[0].orelse
+            if orelse and not (len(orelse) == 1 and isinstance(orelse[0], ast.Pass)):
+                self.lines.append(f"{pad}else:")
+                self.block(orelse, indent + 1)
+        elif isinstance(stmt, ast.While):
+            self.lines.append(f"{pad}while {ast.unparse(stmt.test)}:{comment}")
+            self.block(stmt.body, indent + 1)
+        elif isinstance(stmt, ast.For):
+            self.lines.append(f"{pad}for {ast.unparse(stmt.target)} in {ast.unparse(stmt.iter)}:{comment}")
+            self.block(stmt.body, indent + 1)
+        else:
+            text = ast.unparse(stmt)
+            if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str):
+                self.lines.append(pad + text)
+                return
+            if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Name) and stmt.value.id.startswith("#"):
+                self.lines.append(pad + stmt.value.id)
+                return
+            self.lines.append(pad + text + comment)
+        if isinstance(stmt, (ast.If, ast.While, ast.For)):
+            self.previous = getattr(stmt, "origin", None)
+
+
+def comment_line(text: str) -> ast.Expr:
+    """A statement that prints as a whole-line comment (``# forward sweep``)."""
+    return ast.Expr(ast.Name("# " + text, ast.Load()))
+
+
+def render(module_body: list, header: str = "") -> str:
+    """The module as Python source, with origin comments."""
+    printer = _Printer()
+    if header:
+        printer.lines.extend(header.rstrip("\n").splitlines())
+    for stmt in module_body:
+        ast.fix_missing_locations(stmt)
+        if isinstance(stmt, ast.FunctionDef) and printer.lines and printer.lines[-1] != "":
+            printer.lines.extend(["", ""])
+        printer.stmt(stmt, 0)
+    return "\n".join(printer.lines) + "\n"
+
+
+def compile_module(source: str, filename: str, namespace: dict) -> dict:
+    """Run `source` as a module named `filename` in `namespace`; tracebacks and pdb can show its lines."""
+    lines = source.splitlines(keepends=True)
+    linecache.cache[filename] = (len(source), None, lines, filename)
+    code = compile(source, filename, "exec")
+    exec(code, namespace)
+    return namespace

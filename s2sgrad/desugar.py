@@ -1,0 +1,338 @@
+"""Part of stage 2: rewrite a function's control flow into plain ``while``, ``if`` and one final ``return``.
+
+Before lowering into the functional form, on the gast tree:
+
+- ``for`` over ``range(...)``, an array or list, ``enumerate`` or ``zip`` becomes a ``while``
+  over a hidden counter (incremented first, so that ``continue`` needs nothing special);
+- list comprehensions and generator expressions become such loops appending to a list;
+- ``break`` and ``continue`` become flags that guard the rest of the body and the condition;
+- ``return`` inside a loop becomes a flag and a value; every other early ``return`` moves the
+  statements after its ``if`` into the branch that falls through, so the function ends in
+  returns only.
+
+    for i in range(n):              i_count = 0
+        if c(i):                    i_stop = n
+            break            ->     broke = False
+        s = s + i                   while not broke and i_count < i_stop:
+                                        i = i_count
+                                        i_count = i_count + 1
+                                        if c(i):
+                                            broke = True
+                                        if not broke:
+                                            s = s + i
+"""
+from __future__ import annotations
+
+import gast
+
+from .errors import UnsupportedSyntax
+
+
+def _name(id_, ctx=None):
+    return gast.Name(id=id_, ctx=ctx or gast.Load(), annotation=None, type_comment=None)
+
+
+def _assign(target: str, value) -> gast.Assign:
+    return gast.Assign(targets=[_name(target, gast.Store())], value=value, type_comment=None)
+
+
+def _const(value):
+    return gast.Constant(value=value, kind=None)
+
+
+def _call(fn: str, *args):
+    return gast.Call(func=_name(fn), args=list(args), keywords=[])
+
+
+def _not(expr):
+    return gast.UnaryOp(op=gast.Not(), operand=expr)
+
+
+def _located(node, origin):
+    """Give `node` and its descendants `origin`'s location where they have none."""
+    for child in gast.walk(node):
+        if getattr(child, "lineno", None) is None and hasattr(origin, "lineno"):
+            child.lineno = origin.lineno
+            child.col_offset = getattr(origin, "col_offset", 0)
+            child.end_lineno = getattr(origin, "end_lineno", origin.lineno)
+            child.end_col_offset = getattr(origin, "end_col_offset", 0)
+    return node
+
+
+class _Contains(gast.NodeVisitor):
+    """Does a statement list contain a node of some types, outside nested loops and functions?"""
+
+    def __init__(self, types, into_loops=False):
+        self.types = types
+        self.into_loops = into_loops
+        self.found = False
+
+    def generic_visit(self, node):
+        if isinstance(node, self.types):
+            self.found = True
+            return
+        if isinstance(node, (gast.FunctionDef, gast.Lambda, gast.ClassDef)):
+            return
+        if isinstance(node, (gast.While, gast.For)) and not self.into_loops:
+            return
+        super().generic_visit(node)
+
+
+def contains(stmts, types, into_loops=False) -> bool:
+    finder = _Contains(types, into_loops)
+    for stmt in stmts:
+        finder.visit(stmt)
+    return finder.found
+
+
+def always_returns(stmts) -> bool:
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, gast.Return):
+        return True
+    if isinstance(last, gast.If):
+        return always_returns(last.body) and always_returns(last.orelse)
+    return False
+
+
+class Desugar:
+    """Rewrites one function body; `names` hands out fresh identifiers."""
+
+    def __init__(self, parsed, names):
+        self.parsed = parsed
+        self.names = names
+
+    def error(self, message, node, hint=None):
+        return UnsupportedSyntax(message, self.parsed.location(node), hint)
+
+    # ---------------------------------------------------------------- entry
+
+    def function(self, body: list) -> list:
+        """The desugared copy of a function body, ending in returns only."""
+        body = self.returns_last(self.block(body))
+        if not always_returns(body):
+            body.append(_located(gast.Return(value=_const(None)), self.parsed.tree))
+        return body
+
+    def block(self, stmts) -> list:
+        out = []
+        for stmt in stmts:
+            out.extend(self.statement(stmt))
+        return out
+
+    def statement(self, stmt) -> list:
+        before = []
+        stmt = self.hoist_comprehensions(stmt, before)
+        if isinstance(stmt, gast.For):
+            return before + self.for_loop(stmt)
+        if isinstance(stmt, gast.While):
+            if stmt.orelse:
+                raise self.error("'while ... else' is not supported", stmt,
+                                 "use a flag set before 'break' instead of the else clause")
+            stmt.body = self.block(stmt.body)
+            return before + self.loop_exits(stmt)
+        if isinstance(stmt, gast.If):
+            stmt.body = self.block(stmt.body)
+            stmt.orelse = self.block(stmt.orelse)
+        return before + [stmt]
+
+    # ---------------------------------------------------------------- comprehensions
+
+    def hoist_comprehensions(self, stmt, before: list):
+        """Replace each list comprehension in `stmt` by a name computed by a loop in `before`."""
+        desugar = self
+
+        class Hoist(gast.NodeTransformer):
+            def visit_FunctionDef(self, node):
+                return node
+
+            def visit_Lambda(self, node):
+                return node
+
+            def visit_ListComp(self, node):
+                return desugar.comprehension(node, before)
+
+            visit_GeneratorExp = visit_ListComp
+
+            def visit_SetComp(self, node):
+                raise desugar.error("set comprehensions are not supported", node, "use a list comprehension")
+
+            visit_DictComp = visit_SetComp
+
+        if isinstance(stmt, (gast.For, gast.While, gast.If)):
+            # only the header is evaluated here; bodies are hoisted statement by statement
+            field = "iter" if isinstance(stmt, gast.For) else "test"
+            setattr(stmt, field, Hoist().visit(getattr(stmt, field)))
+            return stmt
+        if isinstance(stmt, gast.FunctionDef):
+            return stmt
+        return Hoist().visit(stmt)
+
+    def comprehension(self, node, before: list):
+        if len(node.generators) != 1 or node.generators[0].is_async:
+            raise self.error("a comprehension with several 'for' clauses is not supported", node,
+                             "write the nested loops out")
+        gen = node.generators[0]
+        result = self.names.reserve("items")
+        append = gast.Expr(value=gast.Call(
+            func=gast.Attribute(value=_name(result), attr="append", ctx=gast.Load()),
+            args=[node.elt], keywords=[]))
+        body = [append]
+        for test in reversed(gen.ifs):
+            body = [gast.If(test=test, body=body, orelse=[])]
+        loop = gast.For(target=gen.target, iter=gen.iter, body=body, orelse=[], type_comment=None)
+        before.append(_located(_assign(result, gast.List(elts=[], ctx=gast.Load())), node))
+        before.extend(self.statement(_located(loop, node)))
+        return _located(_name(result), node)
+
+    # ---------------------------------------------------------------- for loops
+
+    def for_loop(self, loop: gast.For) -> list:
+        if loop.orelse:
+            raise self.error("'for ... else' is not supported", loop,
+                             "use a flag set before 'break' instead of the else clause")
+        hint = loop.target.id if isinstance(loop.target, gast.Name) else "item"
+        count = self.names.reserve(f"{hint}_count")
+        setup, stop, element = self.iteration(loop.iter, count, hint)
+        test = gast.Compare(left=_name(count), ops=[gast.Lt()], comparators=[stop])
+        step = _assign(count, gast.BinOp(left=_name(count), op=gast.Add(), right=_const(1)))
+        bind = gast.Assign(targets=[loop.target], value=element, type_comment=None)
+        body = [_located(bind, loop.target), _located(step, loop)] + self.block(loop.body)
+        whole = gast.While(test=test, body=body, orelse=[])
+        _located(whole, loop)
+        setup = [_located(s, loop) for s in setup]
+        return setup + [_located(_assign(count, _const(0)), loop)] + self.loop_exits(whole)
+
+    def iteration(self, iterable, count: str, hint: str):
+        """Set-up statements, the trip count, and the element for counter `count`."""
+        def held(expr, what):
+            if isinstance(expr, (gast.Name, gast.Constant)):
+                return [], expr
+            name = self.names.reserve(f"{hint}_{what}")
+            return [_assign(name, expr)], _name(name)
+
+        if isinstance(iterable, gast.Call) and isinstance(iterable.func, gast.Name) \
+                and self.parsed.resolve(iterable.func.id) in (range, enumerate, zip) \
+                and not iterable.keywords:
+            kind = self.parsed.resolve(iterable.func.id)
+            args = iterable.args
+            if kind is range:
+                if len(args) == 1:
+                    setup, stop = held(args[0], "stop")
+                    return setup, stop, _name(count)
+                setup, stop = [], None
+                parts = []
+                for arg, what in zip(args, ("start", "stop", "step")):
+                    s, held_arg = held(arg, what)
+                    setup += s
+                    parts.append(held_arg)
+                trips = self.names.reserve(f"{hint}_trips")
+                setup.append(_assign(trips, _call("len", _call("range", *parts))))
+                start = parts[0]
+                step = parts[2] if len(parts) == 3 else _const(1)
+                element = gast.BinOp(left=start, op=gast.Add(),
+                                     right=gast.BinOp(left=_name(count), op=gast.Mult(), right=step))
+                return setup, _name(trips), element
+            if kind is enumerate:
+                if len(args) != 1:
+                    raise self.error("enumerate with a start is not supported", iterable)
+                setup, stop, element = self.iteration(args[0], count, hint)
+                return setup, stop, gast.Tuple(elts=[_name(count), element], ctx=gast.Load())
+            setup, stops, elements = [], [], []
+            for arg in args:
+                s, stop, element = self.iteration(arg, count, hint)
+                setup += s
+                stops.append(stop)
+                elements.append(element)
+            trips = self.names.reserve(f"{hint}_trips")
+            setup.append(_assign(trips, _call("min", *stops)))
+            return setup, _name(trips), gast.Tuple(elts=elements, ctx=gast.Load())
+        setup, seq = held(iterable, "items")
+        trips = self.names.reserve(f"{hint}_trips")
+        setup.append(_assign(trips, _call("len", seq)))
+        element = gast.Subscript(value=seq, slice=_name(count), ctx=gast.Load())
+        return setup, _name(trips), element
+
+    # ---------------------------------------------------------------- break, continue, return
+
+    def loop_exits(self, loop: gast.While) -> list:
+        """Rewrite break, continue and return inside `loop` (not in nested loops) into flags."""
+        has_break = contains(loop.body, (gast.Break, gast.Return))
+        has_continue = contains(loop.body, gast.Continue)
+        has_return = contains(loop.body, gast.Return)
+        if not (has_break or has_continue):
+            return [loop]
+        broke = self.names.reserve("broke") if has_break else None
+        skip = self.names.reserve("skip") if has_continue else None
+        returned = self.names.reserve("returned") if has_return else None
+        value = self.names.reserve("returned_value") if has_return else None
+        exits = (broke, skip, returned, value)
+        body = self.guard(loop.body, exits)
+        setup = []
+        if has_continue:
+            body.insert(0, _located(_assign(skip, _const(False)), loop))
+        if has_return:
+            setup += [_located(_assign(returned, _const(False)), loop),
+                      _located(_assign(value, _const(None)), loop)]
+        if has_break:
+            setup.append(_located(_assign(broke, _const(False)), loop))
+            loop.test = gast.BoolOp(op=gast.And(), values=[_not(_name(broke)), loop.test])
+            _located(loop.test, loop)
+        loop.body = body
+        after = []
+        if has_return:
+            after.append(_located(gast.If(test=_name(returned), body=[gast.Return(value=_name(value))],
+                                          orelse=[]), loop))
+        return setup + [loop] + after
+
+    def guard(self, stmts, exits) -> list:
+        broke, skip, returned, value = exits
+        out = []
+        for i, stmt in enumerate(stmts):
+            if isinstance(stmt, gast.Break):
+                out.append(_located(_assign(broke, _const(True)), stmt))
+                return out
+            if isinstance(stmt, gast.Continue):
+                out.append(_located(_assign(skip, _const(True)), stmt))
+                return out
+            if isinstance(stmt, gast.Return):
+                out += [_located(_assign(value, stmt.value or _const(None)), stmt),
+                        _located(_assign(returned, _const(True)), stmt),
+                        _located(_assign(broke, _const(True)), stmt)]
+                return out
+            if isinstance(stmt, gast.If) and contains([stmt], (gast.Break, gast.Continue, gast.Return)):
+                stmt.body = self.guard(stmt.body, exits)
+                stmt.orelse = self.guard(stmt.orelse, exits)
+                out.append(stmt)
+                rest = stmts[i + 1:]
+                if rest:
+                    flags = [_name(f) for f in (broke, skip) if f]
+                    test = _not(flags[0]) if len(flags) == 1 else \
+                        _not(gast.BoolOp(op=gast.Or(), values=flags))
+                    out.append(_located(gast.If(test=test, body=self.guard(rest, exits), orelse=[]),
+                                        rest[0]))
+                return out
+            out.append(stmt)
+        return out
+
+    def returns_last(self, stmts) -> list:
+        """Move statements after an ``if`` that returns into the branches that fall through."""
+        for i, stmt in enumerate(stmts):
+            if isinstance(stmt, gast.Return):
+                return stmts[:i + 1]
+            if isinstance(stmt, gast.If) and contains([stmt], gast.Return):
+                rest = stmts[i + 1:]
+                stmt.body = self.returns_last(stmt.body if always_returns(stmt.body)
+                                              else stmt.body + _copy(rest))
+                stmt.orelse = self.returns_last(stmt.orelse if always_returns(stmt.orelse)
+                                                else stmt.orelse + _copy(rest))
+                return stmts[:i + 1]
+            if isinstance(stmt, gast.While) and contains(stmt.body, gast.Return, into_loops=True):
+                raise self.error("'return' inside this loop could not be rewritten", stmt)
+        return stmts
+
+
+def _copy(stmts):
+    import copy
+    return [copy.deepcopy(s) for s in stmts]

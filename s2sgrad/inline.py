@@ -1,0 +1,141 @@
+"""Inline a derivative rule's template at one call site.
+
+    >>> rule = rule_for(np.sin)
+    >>> steps = expand(rule, Op(np.sin, [Var("x")]), "y", ast.Name("dy"), lambda atom: True, Names())
+    >>> [ast.unparse(s.expr) for s in steps]
+    ['dy * np.cos(x)']
+
+Each ``d[x] = expr`` of the template becomes a `Contribution` to the adjoint of
+the atom bound to `x`; ``d[y]`` becomes the adjoint of the result; parameters
+become the call's atoms (or the template's defaults); template temporaries get
+fresh names. Contributions to inactive arguments are dropped, and so are the
+temporaries only they used.
+"""
+from __future__ import annotations
+
+import ast
+import copy
+import inspect
+from dataclasses import dataclass
+
+from .errors import S2SGradError
+from .ir import Const, Op, Var, atom_expr
+from .rules.registry import Rule
+
+
+@dataclass
+class Contribution:
+    """``d[atom] += expr`` (or ``=`` for the first contribution)."""
+    atom: object
+    expr: ast.expr
+
+
+def bind(rule: Rule, op: Op) -> dict:
+    """Map each template parameter to the call's atom, or to the template's default."""
+    try:
+        bound = rule.signature.bind(*op.args, **op.kwargs)
+    except TypeError as error:
+        raise S2SGradError(f"the call does not match the derivative rule of "
+                           f"{getattr(op.fn, '__name__', op.fn)}: {error}") from None
+    bound.apply_defaults()
+    out = {}
+    for name, value in bound.arguments.items():
+        kind = rule.signature.parameters[name].kind
+        if kind == inspect.Parameter.VAR_POSITIONAL:
+            out[name] = tuple(value)
+        elif isinstance(value, (Var, Const)) or hasattr(value, "name") and hasattr(value, "value"):
+            out[name] = value
+        else:
+            out[name] = Const(value)
+    return out
+
+
+def _expr_of(bound) -> ast.expr:
+    if isinstance(bound, tuple):
+        return ast.Tuple([atom_expr(a) for a in bound], ast.Load())
+    return atom_expr(bound)
+
+
+class _Substitute(ast.NodeTransformer):
+    def __init__(self, bindings: dict, output: str, result: ast.expr, adjoint: ast.expr, temps: dict):
+        self.bindings = bindings
+        self.output = output
+        self.result = result
+        self.adjoint = adjoint
+        self.temps = temps
+
+    def visit_Subscript(self, node):
+        if isinstance(node.value, ast.Name) and node.value.id == "d":
+            key = node.slice
+            if isinstance(key, ast.Name) and key.id == self.output:
+                return copy.deepcopy(self.adjoint)
+            raise ValueError("a rule template may read only the adjoint of its result")
+        self.generic_visit(node)
+        return node
+
+    def visit_Name(self, node):
+        if node.id == self.output:
+            return copy.deepcopy(self.result)
+        if node.id in self.bindings:
+            return _expr_of(self.bindings[node.id])
+        if node.id in self.temps:
+            return ast.Name(self.temps[node.id], node.ctx)
+        return node
+
+
+def _target_atom(target, bindings):
+    """The atom a ``d[x]`` (or ``d[xs[k]]``) on the left of a template assignment refers to."""
+    if isinstance(target, ast.Name):
+        return bindings.get(target.id)
+    if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) \
+            and isinstance(target.slice, ast.Constant):
+        group = bindings.get(target.value.id)
+        if isinstance(group, tuple) and target.slice.value < len(group):
+            return group[target.slice.value]
+    return None
+
+
+def expand(rule: Rule, op: Op, result: str, adjoint: ast.expr, is_active, names) -> list:
+    """The statements and `Contribution`s that apply `rule` at `op` (whose value is named `result`)."""
+    bindings = bind(rule, op)
+    temps = {}
+    for stmt in rule.body:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id not in temps \
+                    and node.id not in bindings:
+                temps[node.id] = names.fresh(node.id, temporary=True)
+    steps = []
+    for stmt in rule.body:
+        is_contribution = isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
+            and isinstance(stmt.targets[0], ast.Subscript) and isinstance(stmt.targets[0].value, ast.Name) \
+            and stmt.targets[0].value.id == "d"
+        substitute = _Substitute(bindings, rule.output, ast.Name(result, ast.Load()), adjoint, temps)
+        if is_contribution:
+            atom = _target_atom(stmt.targets[0].slice, bindings)
+            if atom is None:
+                raise ValueError(f"cannot tell which argument {ast.unparse(stmt.targets[0])} refers to")
+            if isinstance(atom, tuple):          # d[items] for a *items parameter: one per item
+                for k, item in enumerate(atom):
+                    if is_active(item):
+                        expr = substitute.visit(copy.deepcopy(stmt.value))
+                        steps.append(Contribution(item, ast.Subscript(expr, ast.Constant(k), ast.Load())))
+                continue
+            if is_active(atom):
+                steps.append(Contribution(atom, substitute.visit(copy.deepcopy(stmt.value))))
+        else:
+            steps.append(substitute.visit(copy.deepcopy(stmt)))
+    return _drop_unused(steps)
+
+
+def _drop_unused(steps: list) -> list:
+    """Remove template temporaries that no kept statement reads."""
+    while True:
+        used = set()
+        for step in steps:
+            node = step.expr if isinstance(step, Contribution) else step
+            used.update(n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
+        kept = [s for s in steps if isinstance(s, Contribution) or not isinstance(s, ast.Assign)
+                or any(isinstance(t, ast.Name) and t.id in used for t in s.targets)]
+        if len(kept) == len(steps):
+            return kept
+        steps = kept

@@ -1,0 +1,414 @@
+"""Stage 4: reverse mode. Turn a lowered function into a forward sweep and a backward sweep.
+
+The forward sweep is the primal code plus, inside loops, pushes of the values
+the backward sweep reads (and each loop's trip count). The backward sweep
+visits statements in reverse and applies each one's derivative rule:
+
+    y = np.sin(x) * w            # forward
+    ...
+    dsin = dy * w                # backward: the rule of * ...
+    dw = dy * sin
+    dx = dsin * np.cos(x)        # ... then the rule of np.sin
+
+Adjoints are tracked symbolically: a name with no contribution yet is a zero
+that costs nothing; its first contribution assigns, later ones add.
+"""
+from __future__ import annotations
+
+import ast
+import inspect
+from dataclasses import dataclass, field
+
+from . import primitives
+from .analyze import TENSOR, Analysis
+from .errors import NoDerivativeRule
+from .inline import Contribution, expand
+from .ir import Assign, Const, Function, Global, If, Op, Var, While, atom_expr, captures, value_expr, writes
+from .rules import is_nondifferentiable, rule_for
+
+
+def _name(id_: str) -> ast.Name:
+    return ast.Name(id_, ast.Load())
+
+
+def _store(id_: str) -> ast.Name:
+    return ast.Name(id_, ast.Store())
+
+
+def _call(fn: str, *args) -> ast.Call:
+    return ast.Call(_name(fn), list(args), [])
+
+
+def _assign(target: str, value: ast.expr, origin=None) -> ast.Assign:
+    return _origin(ast.Assign([_store(target)], value), origin)
+
+
+def _origin(node, origin):
+    """Remember which user line a generated statement comes from (printed as a comment)."""
+    if origin is not None:
+        node.origin = origin
+    return node
+
+
+def is_user_function(fn) -> bool:
+    from .lower import LiftedFunction
+    return isinstance(fn, LiftedFunction) or (inspect.isfunction(fn) and rule_for(fn) is None
+                                             and not is_nondifferentiable(fn))
+
+
+@dataclass
+class Sweeps:
+    """The two halves of a function's gradient, ready to be assembled."""
+    forward: list
+    backward: list
+    result: ast.expr
+    seed: str
+    grads: list                      # an expression per wrt parameter (None: zero)
+    stacks: list = field(default_factory=list)
+
+
+class Reverse:
+    """Reverses one lowered function with respect to some of its parameters."""
+
+    def __init__(self, fn: Function, wrt: list[str], analysis: Analysis, module, names):
+        self.fn = fn
+        self.wrt = wrt
+        self.analysis = analysis
+        self.active = analysis.active
+        self.module = module
+        self.names = names
+        self.adjoints: dict[str, str] = {}
+        self.has: set[str] = set()             # names whose adjoint holds a value now
+        self.sparse: set[str] = set()          # ... and may hold a SparseGrad
+        self.pushes: dict[int, list[str]] = {}  # block id -> names pushed at its end
+        self.stacks: dict[str, str] = {}        # name -> its stack
+        self.loops: list = []                   # enclosing loops while reversing
+        self.stack_owner: dict[int, list] = {}  # outermost loop id -> stacks to create before it
+        self.trips: dict[int, str] = {}         # loop id -> trip counter
+        self.records: dict[int, str] = {}       # user-call statement id -> its record name
+        self.may_alias: dict[str, bool] = {}    # adjoint may be the seed or a primal value itself
+        self.primal_names = writes(fn.body) | set(fn.params)
+
+    # ---------------------------------------------------------------- entry
+
+    def run(self) -> Sweeps:
+        result = self.fn.result
+        seed = self.names.fresh("d" + _base(result.name if isinstance(result, Var) else "out"))
+        backward = []
+        if self.is_active(result):
+            self.adjoints[result.name] = seed
+            self.has.add(result.name)
+        backward += self.backward_block(self.fn.body, repeated=False)
+        grads = []
+        for param in self.wrt:
+            if param not in self.has:
+                grads.append(None)
+            elif self.may_alias.get(param, True) or param in self.sparse \
+                    or self.analysis.kind.get(param) != TENSOR:
+                grads.append(_call("complete", _name(self.adjoint_name(param)), _name(param)))
+            else:
+                grads.append(_name(self.adjoint_name(param)))
+        forward = self.forward_block(self.fn.body)
+        return Sweeps(forward, backward, atom_expr(result), seed, grads)
+
+    # ---------------------------------------------------------------- adjoint bookkeeping
+
+    def is_active(self, atom) -> bool:
+        return isinstance(atom, Var) and atom.name in self.active
+
+    def adjoint_name(self, name: str) -> str:
+        if name not in self.adjoints:
+            self.adjoints[name] = self.names.fresh("d" + name, temporary=name in self.names.temporary)
+        return self.adjoints[name]
+
+    def read_adjoint(self, name: str) -> ast.expr:
+        dname = _name(self.adjoint_name(name))
+        return _call("densify", dname) if name in self.sparse else dname
+
+    def contribute(self, atom, expr: ast.expr, origin=None) -> list:
+        """Add `expr` to the adjoint of `atom`: assign if it is the first contribution."""
+        if not self.is_active(atom):
+            return []
+        name = atom.name
+        dname = self.adjoint_name(name)
+        is_sparse = isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "scatter"
+        if name in self.has:
+            if self.analysis.kind.get(name, TENSOR) == TENSOR and name not in self.sparse and not is_sparse:
+                value = ast.BinOp(_name(dname), ast.Add(), expr)
+                self.may_alias[name] = False
+            else:
+                value = _call("add_grads", _name(dname), expr)
+                if not is_sparse:
+                    self.sparse.discard(name)
+            return [_assign(dname, value, origin)]
+        self.has.add(name)
+        self.may_alias[name] = _may_alias(expr)
+        if is_sparse:
+            self.sparse.add(name)
+        if isinstance(expr, ast.Name) and expr.id == dname:
+            return []
+        return [_assign(dname, expr, origin)]
+
+    def zero(self, name: str, origin=None) -> ast.stmt:
+        self.has.add(name)
+        self.may_alias[name] = False
+        self.sparse.discard(name)
+        return _assign(self.adjoint_name(name), _call("zeros_like", _name(name)), origin)
+
+    # ---------------------------------------------------------------- backward sweep
+
+    def backward_block(self, block: list, repeated: bool, defined=()) -> list:
+        out = []
+        for stmt in reversed(block):
+            if isinstance(stmt, Assign):
+                out += self.backward_assign(stmt)
+            elif isinstance(stmt, If):
+                out += self.backward_if(stmt, repeated)
+            else:
+                out += self.backward_while(stmt)
+        if repeated:
+            local = set(defined)
+            for stmt in block:
+                local.update(stmt.results if not isinstance(stmt, Assign) else [stmt.target] if stmt.target else [])
+                if id(stmt) in self.trips:
+                    local.add(self.trips[id(stmt)])
+                if id(stmt) in self.records:
+                    local.add(self.records[id(stmt)])
+            needed = sorted(local & _reads(out))
+            self.pushes[id(block)] = needed
+            owner = self.stack_owner.setdefault(id(self.loops[0]), [])
+            pops = []
+            for name in needed:
+                stack = self.stacks.setdefault(name, self.names.fresh(f"{_base(name)}_stack"))
+                owner.append(stack)
+                pops.append(_assign(name, ast.Call(ast.Attribute(_name(stack), "pop", ast.Load()), [], [])))
+            out = pops + out
+        return out
+
+    def backward_assign(self, stmt: Assign) -> list:
+        target = stmt.target
+        if target is None or target not in self.active or target not in self.has:
+            return []
+        dtarget = self.read_adjoint(target)
+        self.has.discard(target)
+        self.sparse.discard(target)
+        value = stmt.value
+        origin = stmt.loc
+        if not isinstance(value, Op):
+            return self.contribute(value, dtarget, origin)
+        fn = value.fn
+        if fn in (primitives.make_tuple, primitives.make_list):
+            out = []
+            for k, item in enumerate(value.args):
+                element = ast.Subscript(dtarget, ast.Constant(k), ast.Load())
+                out += self.contribute(item, _call("grad_or_zeros", element, atom_expr(item)), origin)
+            return out
+        if is_user_function(fn):
+            return self.backward_call(stmt, dtarget)
+        rule = rule_for(fn)
+        if rule is None:
+            name = getattr(fn, "__name__", repr(fn))
+            raise NoDerivativeRule(
+                f"no derivative rule for {primitives.python_name(fn) or value.name or name}", stmt.loc,
+                f"register one with @s2sgrad.adjoint({value.name or name}), or wrap the argument in "
+                "s2sgrad.stop_gradient(...) if no gradient should flow through it")
+        out = []
+        for step in expand(rule, value, target, dtarget, self.is_active, self.names):
+            if isinstance(step, Contribution):
+                out += self.contribute(step.atom, step.expr, origin)
+            else:
+                out.append(_origin(step, origin))
+        return out
+
+    def backward_call(self, stmt: Assign, dtarget: ast.expr) -> list:
+        op = stmt.value
+        args = self.module.call_arguments(op, stmt.loc)
+        mask = tuple(self.is_active(a) for a in args)
+        _, backward = self.module.callee(op.fn, mask, stmt.loc)
+        record = self.records.setdefault(id(stmt), self.names.fresh(f"{_callee_name(op)}_record"))
+        active_args = [a for a, m in zip(args, mask) if m]
+        temps = [self.names.fresh(f"d{a.name}_part", temporary=True) for a in active_args]
+        targets = ast.Tuple([_store(t) for t in temps], ast.Store()) if len(temps) != 1 else _store(temps[0])
+        out = [_origin(ast.Assign([targets], ast.Call(_name(backward), [_name(record), dtarget], [])), stmt.loc)]
+        for atom, temp in zip(active_args, temps):
+            out += self.contribute(atom, _name(temp), stmt.loc)
+        return out
+
+    def backward_if(self, stmt: If, repeated: bool) -> list:
+        flowing = [k for k, r in enumerate(stmt.results) if r in self.active and r in self.has]
+        if not flowing:
+            return []
+        douts = {k: self.read_adjoint(stmt.results[k]) for k in flowing}
+        before = set(self.has) - set(stmt.results)
+        before_sparse = set(self.sparse)
+        branches = []
+        for block, outs in ((stmt.body, stmt.body_outs), (stmt.orelse, stmt.orelse_outs)):
+            self.has = set(before)
+            self.sparse = set(before_sparse)
+            code = []
+            for k in flowing:
+                code += self.contribute(outs[k], douts[k], stmt.loc)
+            code += self.backward_block(block, repeated)
+            branches.append((code, set(self.has)))
+        merged = branches[0][1] | branches[1][1]
+        self.has = merged
+        self.sparse = before_sparse & self.sparse
+        codes = []
+        for code, has in branches:
+            for name in sorted(merged - has):
+                code.append(self.zero(name, stmt.loc))
+            codes.append(code or [ast.Pass()])
+        if isinstance(stmt.test, Const):
+            return codes[0 if stmt.test.value else 1]
+        return [_origin(ast.If(atom_expr(stmt.test), codes[0], codes[1]), stmt.loc)]
+
+    def backward_while(self, loop: While) -> list:
+        carried = [k for k, p in enumerate(loop.params) if p in self.active]
+        if not carried:
+            return []
+        trips = self.trips.setdefault(id(loop), self.names.fresh("trips"))
+        out = []
+        for k in carried:
+            result, param = loop.results[k], loop.params[k]
+            if result in self.has:
+                out.append(_assign(self.adjoint_name(param), self.read_adjoint(result), loop.loc))
+                self.has.discard(result)
+            else:
+                out.append(_assign(self.adjoint_name(param), _call("zeros_like", _name(result)), loop.loc))
+        for name in self.receivers(loop):
+            if name not in self.has:
+                out.append(self.zero(name, loop.loc))
+        self.sparse -= set(self.receivers(loop))
+        outer = set(self.has)
+        # one trip of the body, backwards
+        self.has = set(outer)
+        self.loops.append(loop)
+        body = []
+        carried_in = {k: _name(self.adjoint_name(loop.params[k])) for k in carried}
+        if any(isinstance(loop.body_outs[k], Var) and loop.body_outs[k].name in loop.params for k in carried):
+            for k in carried:
+                temp = self.names.fresh(f"d{loop.params[k]}_next")
+                body.append(_assign(temp, carried_in[k], loop.loc))
+                carried_in[k] = _name(temp)
+        for k in carried:
+            out_atom = loop.body_outs[k]
+            if isinstance(out_atom, Var) and out_atom.name == loop.params[k]:
+                self.has.add(out_atom.name)
+                continue
+            body += self.contribute(out_atom, carried_in[k], loop.loc)
+        body += self.backward_block(loop.body, repeated=True, defined=loop.params)
+        for k in carried:
+            if loop.params[k] not in self.has:
+                body.append(self.zero(loop.params[k], loop.loc))
+        self.loops.pop()
+        self.has = outer
+        out.append(_origin(ast.For(_store("_"), _call("range", _name(trips)), body, [], None), loop.loc))
+        for k in carried:
+            out += self.contribute(loop.inits[k], _name(self.adjoint_name(loop.params[k])), loop.loc)
+        return out
+
+    def receivers(self, loop: While) -> list[str]:
+        """Names from outside `loop` whose adjoints its body can add to (active loop invariants)."""
+        return [c for c in captures(loop) if c in self.active and c in self.primal_names]
+
+    # ---------------------------------------------------------------- forward sweep
+
+    def forward_block(self, block: list) -> list:
+        out = []
+        for stmt in block:
+            if isinstance(stmt, Assign):
+                out += self.forward_assign(stmt)
+            elif isinstance(stmt, If):
+                out.append(_origin(ast.If(atom_expr(stmt.test),
+                                          self.forward_branch(stmt.body, stmt.body_outs, stmt.results, stmt.loc),
+                                          self.forward_branch(stmt.orelse, stmt.orelse_outs, stmt.results,
+                                                              stmt.loc)), stmt.loc))
+            else:
+                out += self.forward_while(stmt)
+        return out
+
+    def push(self, names: list) -> list:
+        return [ast.Expr(ast.Call(ast.Attribute(_name(self.stacks[n]), "push", ast.Load()), [_name(n)], []))
+                for n in names]
+
+    def forward_branch(self, block, outs, results, loc) -> list:
+        code = self.forward_block(block)
+        code += [_assign(r, atom_expr(o), loc) for r, o in zip(results, outs)]
+        code += self.push(self.pushes.get(id(block), []))
+        return code or [ast.Pass()]
+
+    def forward_assign(self, stmt: Assign) -> list:
+        value = stmt.value
+        if isinstance(value, Op) and is_user_function(value.fn):
+            return self.forward_call(stmt)
+        if stmt.target is None:
+            return [_origin(ast.Expr(value_expr(value)), stmt.loc)]
+        return [_assign(stmt.target, value_expr(value), stmt.loc)]
+
+    def forward_call(self, stmt: Assign) -> list:
+        op = stmt.value
+        args = self.module.call_arguments(op, stmt.loc)
+        mask = tuple(self.is_active(a) for a in args)
+        record = self.records.get(id(stmt))
+        forward, _ = self.module.callee(op.fn, mask if record else (False,) * len(args), stmt.loc)
+        call = ast.Call(_name(forward), [atom_expr(a) for a in args], [])
+        if record is None:
+            if stmt.target is None:
+                return [_origin(ast.Expr(call), stmt.loc)]
+            return [_assign(stmt.target, call, stmt.loc)]
+        targets = ast.Tuple([_store(stmt.target), _store(record)], ast.Store())
+        return [_origin(ast.Assign([targets], call), stmt.loc)]
+
+    def forward_while(self, loop: While) -> list:
+        out = [_assign(p, atom_expr(i), loop.loc) for p, i in zip(loop.params, loop.inits)]
+        trips = self.trips.get(id(loop))
+        if trips:
+            out.append(_assign(trips, ast.Constant(0), loop.loc))
+        body = self.forward_block(loop.cond)
+        body.append(_origin(ast.If(ast.UnaryOp(ast.Not(), atom_expr(loop.test)), [ast.Break()], []), loop.loc))
+        pushed = self.pushes.get(id(loop.body), [])
+        body += self.push([n for n in pushed if n in loop.params])
+        body += self.forward_block(loop.body)
+        body += self.push([n for n in pushed if n not in loop.params])
+        if loop.params:
+            targets = ast.Tuple([_store(p) for p in loop.params], ast.Store())
+            values = ast.Tuple([atom_expr(o) for o in loop.body_outs], ast.Load())
+            body.append(_origin(ast.Assign([targets], values), loop.loc))
+        if trips:
+            body.append(_origin(ast.AugAssign(_store(trips), ast.Add(), ast.Constant(1)), loop.loc))
+        out.append(_origin(ast.While(ast.Constant(True), body, []), loop.loc))
+        out += [_assign(r, _name(p), loop.loc) for r, p in zip(loop.results, loop.params)]
+        stacks = self.stack_owner.get(id(loop), [])
+        if stacks:
+            out = [_assign(s, _call("Stack"), loop.loc) for s in dict.fromkeys(stacks)] + out
+        return out
+
+
+def _may_alias(expr: ast.expr) -> bool:
+    """Could `expr` be its argument itself (the seed, another adjoint, a user's array)?"""
+    if isinstance(expr, (ast.Name, ast.Subscript)):
+        return True
+    return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and \
+        expr.func.id in ("unbroadcast", "unreduce", "grad_or_zeros", "densify", "add_grads")
+
+
+def _reads(stmts: list) -> set[str]:
+    names = set()
+    for stmt in stmts:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                names.add(node.id)
+    return names
+
+
+def _base(name: str) -> str:
+    """The user's variable name behind a versioned one: ``y_3`` -> ``y``."""
+    head, _, tail = name.rpartition("_")
+    return head if head and tail.isdigit() else name
+
+
+def _callee_name(op: Op) -> str:
+    return op.name or getattr(op.fn, "__name__", "call")
+
+
+__all__ = ["Reverse", "Sweeps", "is_user_function", "Global"]

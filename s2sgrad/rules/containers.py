@@ -1,0 +1,39 @@
+"""Rules for Python lists and tuples used as values (``hs.append(h)``, ``hs[-1]``, ``np.stack(hs)``).
+
+The adjoint of a list is a list of adjoints in which None stands for zero.
+``make_tuple`` and ``make_list`` take any number of items; `reverse` handles them itself.
+"""
+import builtins
+
+import numpy as np
+
+from .. import primitives
+from ..runtime import grad_or_zeros, seq_scatter, unbroadcast, unstack
+from .registry import adjoint, d
+
+
+@adjoint(primitives.seq_getitem)
+def seq_getitem(y, xs, index):
+    d[xs] = seq_scatter(d[y], xs, index)
+
+
+@adjoint(primitives.list_append)
+def list_append(ys, xs, x):
+    d[xs] = d[ys][:-1]
+    d[x] = grad_or_zeros(d[ys][-1], x)
+
+
+@adjoint(np.stack)
+def stack(y, arrays, axis=0):
+    d[arrays] = unstack(d[y], arrays, axis)
+
+
+@adjoint(np.array, np.asarray)
+def array(y, object, dtype=None):
+    d[object] = unstack(d[y], object) if isinstance(object, list) else unbroadcast(d[y], object)
+
+
+@adjoint(builtins.sum)
+def sum(y, iterable, start=0):
+    d[iterable] = [unbroadcast(d[y], x) for x in iterable]
+    d[start] = unbroadcast(d[y], start)

@@ -1,0 +1,68 @@
+"""Rules for NumPy's reductions: the gradient is spread back over the reduced axes.
+
+`unreduce(g, a, axis, keepdims)` puts back the axes a reduction removed and
+broadcasts g to the shape of `a`. NumPy's `where=` and `initial=` arguments
+are not in these signatures, so a call that passes them has no rule.
+"""
+import numpy as np
+
+from ..runtime import norm_grad, unreduce
+from .registry import adjoint, d
+
+
+@adjoint(np.sum)
+def sum(y, a, axis=None, dtype=None, out=None, keepdims=False):
+    d[a] = unreduce(d[y], a, axis, keepdims)
+
+
+@adjoint(np.mean)
+def mean(y, a, axis=None, dtype=None, out=None, keepdims=False):
+    d[a] = unreduce(d[y], a, axis, keepdims) * (np.size(y) / np.size(a))
+
+
+@adjoint(np.prod)
+def prod(y, a, axis=None, dtype=None, out=None, keepdims=False):
+    """Assumes no zero in `a` (the gradient divides by it)."""
+    d[a] = unreduce(d[y] * y, a, axis, keepdims) / a
+
+
+@adjoint(np.max, np.min, np.amax, np.amin)
+def max(y, a, axis=None, out=None, keepdims=False):
+    """The gradient goes to the elements equal to the extremum, shared evenly among ties."""
+    hit = a == unreduce(y, a, axis, keepdims)
+    d[a] = unreduce(d[y] / np.sum(hit, axis, keepdims=keepdims), a, axis, keepdims) * hit
+
+
+@adjoint(np.var)
+def var(y, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    n = np.size(a) / np.size(y) - ddof
+    d[a] = unreduce(d[y], a, axis, keepdims) * (2.0 / n) * (a - np.mean(a, axis, keepdims=True))
+
+
+@adjoint(np.std)
+def std(y, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    n = np.size(a) / np.size(y) - ddof
+    d[a] = unreduce(d[y] / y, a, axis, keepdims) * (a - np.mean(a, axis, keepdims=True)) / n
+
+
+@adjoint(np.cumsum)
+def cumsum(y, a, axis=None, dtype=None, out=None):
+    d[a] = np.reshape(np.flip(np.cumsum(np.flip(d[y], axis), axis), axis), np.shape(a))
+
+
+@adjoint(np.cumprod)
+def cumprod(y, a, axis=None, dtype=None, out=None):
+    """Assumes no zero in `a` (the gradient divides by it)."""
+    d[a] = np.reshape(np.flip(np.cumsum(np.flip(d[y] * y, axis), axis), axis), np.shape(a)) / a
+
+
+@adjoint(np.linalg.norm)
+def norm(y, x, ord=None, axis=None, keepdims=False):
+    """The 2-norm and the Frobenius norm inline; the other orders in `norm_grad`."""
+    d[x] = (unreduce(d[y] / y, x, axis, keepdims) * x if ord is None or ord == "fro"
+            else norm_grad(d[y], y, x, ord, axis, keepdims))
+
+
+@adjoint(np.bincount)
+def bincount(y, x, /, weights=None, minlength=0):
+    d[weights] = d[y][x]

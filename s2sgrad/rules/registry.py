@@ -1,0 +1,112 @@
+"""The table of derivative rules: one template per primitive, read and inlined by `reverse`.
+
+A rule is a Python function whose first parameter names the primitive's result
+and whose other parameters mirror the primitive's own signature. ``d[v]`` in
+its body is the adjoint of `v`; ``d[x] = expr`` contributes `expr` to the
+adjoint of argument `x` (the first contribution assigns, later ones add).
+The body is never run: it is parsed and inlined into the generated code.
+
+    >>> @adjoint(np.sin)
+    ... def sin(y, x):
+    ...     d[x] = d[y] * np.cos(x)
+"""
+from __future__ import annotations
+
+import ast
+import inspect
+import textwrap
+from dataclasses import dataclass, field
+from typing import Callable
+
+
+class _Adjoints:
+    """The ``d`` of rule templates. Rules are parsed, never run, so this only has to exist."""
+
+    def __getitem__(self, name):
+        raise RuntimeError("derivative rules are templates and are not meant to be called")
+
+    __setitem__ = __getitem__
+
+
+d = _Adjoints()
+
+
+@dataclass
+class Rule:
+    """A parsed derivative rule: `body` is the template's statements, `signature` its primal parameters."""
+
+    primitive: object
+    template: Callable
+    output: str
+    signature: inspect.Signature
+    body: list[ast.stmt] = field(repr=False)
+    tangent: list[ast.stmt] | None = field(default=None, repr=False)
+
+    @property
+    def reads_output(self) -> bool:
+        return any(isinstance(n, ast.Name) and n.id == self.output for stmt in self.body
+                   for n in ast.walk(stmt))
+
+
+_RULES: dict[int, Rule] = {}
+_NONDIFFERENTIABLE: dict[int, object] = {}
+_KEEPALIVE: list[object] = []
+
+
+def _parse_template(template: Callable) -> tuple[str, inspect.Signature, list[ast.stmt]]:
+    source = textwrap.dedent(inspect.getsource(template))
+    tree = ast.parse(source).body[0]
+    assert isinstance(tree, ast.FunctionDef)
+    signature = inspect.signature(template)
+    params = list(signature.parameters.values())
+    body = [s for s in tree.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    return params[0].name, signature.replace(parameters=params[1:]), body
+
+
+def adjoint(*primitives: object) -> Callable[[Callable], Callable]:
+    """Register the decorated template as the derivative rule of each of `primitives`.
+
+        >>> import s2sgrad as sg
+        >>> def softplus(x):
+        ...     return np.log1p(np.exp(x))
+        >>> @sg.adjoint(softplus)
+        ... def softplus_rule(y, x):
+        ...     d[x] = d[y] / (1 + np.exp(-x))
+    """
+    def register(template: Callable) -> Callable:
+        output, signature, body = _parse_template(template)
+        for primitive in primitives:
+            _KEEPALIVE.append(primitive)
+            _RULES[id(primitive)] = Rule(primitive, template, output, signature, body)
+            _NONDIFFERENTIABLE.pop(id(primitive), None)
+        return template
+    return register
+
+
+def tangent(*primitives: object) -> Callable[[Callable], Callable]:
+    """Register the decorated template as the forward-mode (tangent) rule of each of `primitives`.
+
+    ``d[x]`` reads the tangent of `x`; ``d[y] = expr`` sets the tangent of the result.
+    """
+    def register(template: Callable) -> Callable:
+        _, _, body = _parse_template(template)
+        for primitive in primitives:
+            _RULES[id(primitive)].tangent = body
+        return template
+    return register
+
+
+def nondifferentiable(*primitives: object) -> None:
+    """Declare that `primitives` have no gradient (integer or boolean results, shapes, constructors)."""
+    for primitive in primitives:
+        _KEEPALIVE.append(primitive)
+        _NONDIFFERENTIABLE[id(primitive)] = primitive
+
+
+def rule_for(primitive: object) -> Rule | None:
+    """The derivative rule of `primitive`, or None."""
+    return _RULES.get(id(primitive))
+
+
+def is_nondifferentiable(primitive: object) -> bool:
+    return id(primitive) in _NONDIFFERENTIABLE

@@ -1,0 +1,145 @@
+"""Rules for functions that copy, rearrange, join, repeat or cut out parts of arrays.
+
+Their gradients rearrange the output's gradient back the other way.
+"""
+import numpy as np
+
+from .. import primitives
+from ..runtime import (undiagonal, unbroadcast, unconcatenate, unrepeat, untake, untile)
+from .registry import adjoint, d
+
+
+@adjoint(np.copy)
+def copy(y, a, order="K", subok=False):
+    d[a] = d[y]
+
+
+@adjoint(primitives.astype)
+def astype(y, x, dtype):
+    d[x] = d[y]
+
+
+@adjoint(np.reshape)
+def reshape(y, a, /, shape=None, order="C", *, newshape=None, copy=None):
+    d[a] = np.reshape(d[y], np.shape(a))
+
+
+@adjoint(np.ravel)
+def ravel(y, a, order="C"):
+    d[a] = np.reshape(d[y], np.shape(a), order=order)
+
+
+@adjoint(np.squeeze)
+def squeeze(y, a, axis=None):
+    d[a] = np.reshape(d[y], np.shape(a))
+
+
+@adjoint(np.expand_dims)
+def expand_dims(y, a, axis):
+    d[a] = np.reshape(d[y], np.shape(a))
+
+
+@adjoint(np.atleast_1d, np.atleast_2d, np.atleast_3d)
+def atleast_1d(y, ary):
+    """One argument only (NumPy's ``*arys``); with several the result is a tuple and there is no rule."""
+    d[ary] = np.reshape(d[y], np.shape(ary))
+
+
+@adjoint(np.transpose)
+def transpose(y, a, axes=None):
+    d[a] = np.transpose(d[y]) if axes is None else np.moveaxis(d[y], np.arange(np.ndim(a)), axes)
+
+
+@adjoint(np.swapaxes)
+def swapaxes(y, a, axis1, axis2):
+    d[a] = np.swapaxes(d[y], axis1, axis2)
+
+
+@adjoint(np.moveaxis)
+def moveaxis(y, a, source, destination):
+    d[a] = np.moveaxis(d[y], destination, source)
+
+
+@adjoint(np.broadcast_to)
+def broadcast_to(y, array, shape, subok=False):
+    d[array] = unbroadcast(d[y], array)
+
+
+@adjoint(np.concatenate)
+def concatenate(y, arrays, /, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    d[arrays] = unconcatenate(d[y], arrays, axis)
+
+
+@adjoint(np.hstack)
+def hstack(y, tup, *, dtype=None, casting="same_kind"):
+    d[tup] = unconcatenate(d[y], tup, 0 if np.ndim(tup[0]) <= 1 else 1)
+
+
+@adjoint(np.vstack)
+def vstack(y, tup, *, dtype=None, casting="same_kind"):
+    d[tup] = unconcatenate(d[y], tup, 0, ndmin=2)
+
+
+@adjoint(np.tile)
+def tile(y, A, reps):
+    d[A] = untile(d[y], A, reps)
+
+
+@adjoint(np.repeat)
+def repeat(y, a, repeats, axis=None):
+    d[a] = unrepeat(d[y], a, repeats, axis)
+
+
+@adjoint(np.flip)
+def flip(y, m, axis=None):
+    d[m] = np.flip(d[y], axis)
+
+
+@adjoint(np.fliplr)
+def fliplr(y, m):
+    d[m] = np.fliplr(d[y])
+
+
+@adjoint(np.flipud)
+def flipud(y, m):
+    d[m] = np.flipud(d[y])
+
+
+@adjoint(np.roll)
+def roll(y, a, shift, axis=None):
+    d[a] = np.roll(d[y], np.negative(shift), axis)
+
+
+@adjoint(np.diag)
+def diag(y, v, k=0):
+    d[v] = np.diagonal(d[y], k) if np.ndim(v) == 1 else undiagonal(d[y], v, k)
+
+
+@adjoint(np.diagonal)
+def diagonal(y, a, offset=0, axis1=0, axis2=1):
+    d[a] = undiagonal(d[y], a, offset, axis1, axis2)
+
+
+@adjoint(np.triu)
+def triu(y, m, k=0):
+    d[m] = np.triu(d[y], k)
+
+
+@adjoint(np.tril)
+def tril(y, m, k=0):
+    d[m] = np.tril(d[y], k)
+
+
+@adjoint(np.take)
+def take(y, a, indices, axis=None, out=None, mode="raise"):
+    d[a] = untake(d[y], a, indices, axis, mode)
+
+
+if hasattr(np, "matrix_transpose"):  # NumPy 2
+    @adjoint(np.matrix_transpose, np.linalg.matrix_transpose)
+    def matrix_transpose(y, x, /):
+        d[x] = np.swapaxes(d[y], -1, -2)
+
+    @adjoint(np.linalg.diagonal)
+    def linalg_diagonal(y, x, /, *, offset=0):
+        d[x] = undiagonal(d[y], x, offset, -2, -1)

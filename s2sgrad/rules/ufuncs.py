@@ -1,0 +1,257 @@
+"""Rules for NumPy's elementwise functions.
+
+Unary ufuncs name their argument `x`, binary ones `x1` and `x2`, as NumPy does.
+An argument of a binary function may have been broadcast, so its gradient is
+summed back to its shape with `unbroadcast` (which does nothing when the shapes agree).
+"""
+import numpy as np
+
+from ..runtime import unbroadcast
+from .registry import adjoint, d
+
+
+# --- exponentials and logarithms ---------------------------------------------
+
+@adjoint(np.exp)
+def exp(y, x):
+    d[x] = d[y] * y
+
+
+@adjoint(np.exp2)
+def exp2(y, x):
+    d[x] = d[y] * y * np.log(2.0)
+
+
+@adjoint(np.expm1)
+def expm1(y, x):
+    d[x] = d[y] * (y + 1.0)
+
+
+@adjoint(np.log)
+def log(y, x):
+    d[x] = d[y] / x
+
+
+@adjoint(np.log2)
+def log2(y, x):
+    d[x] = d[y] / (x * np.log(2.0))
+
+
+@adjoint(np.log10)
+def log10(y, x):
+    d[x] = d[y] / (x * np.log(10.0))
+
+
+@adjoint(np.log1p)
+def log1p(y, x):
+    d[x] = d[y] / (1.0 + x)
+
+
+@adjoint(np.logaddexp)
+def logaddexp(y, x1, x2):
+    d[x1] = unbroadcast(d[y] * np.exp(x1 - y), x1)
+    d[x2] = unbroadcast(d[y] * np.exp(x2 - y), x2)
+
+
+@adjoint(np.logaddexp2)
+def logaddexp2(y, x1, x2):
+    d[x1] = unbroadcast(d[y] * np.exp2(x1 - y), x1)
+    d[x2] = unbroadcast(d[y] * np.exp2(x2 - y), x2)
+
+
+# --- powers and roots --------------------------------------------------------
+
+@adjoint(np.sqrt)
+def sqrt(y, x):
+    d[x] = d[y] * 0.5 / y
+
+
+@adjoint(np.cbrt)
+def cbrt(y, x):
+    d[x] = d[y] / (3.0 * y * y)
+
+
+@adjoint(np.square)
+def square(y, x):
+    d[x] = d[y] * 2.0 * x
+
+
+@adjoint(np.reciprocal)
+def reciprocal(y, x):
+    d[x] = -d[y] * y * y
+
+
+@adjoint(np.power, np.float_power)
+def power(y, x1, x2):
+    d[x1] = unbroadcast(d[y] * x2 * x1 ** (x2 - 1.0), x1)
+    d[x2] = unbroadcast(d[y] * y * np.log(np.where(x1 == 0, 1.0, x1)), x2)
+
+
+@adjoint(np.hypot)
+def hypot(y, x1, x2):
+    d[x1] = unbroadcast(d[y] * x1 / y, x1)
+    d[x2] = unbroadcast(d[y] * x2 / y, x2)
+
+
+# --- trigonometric and hyperbolic --------------------------------------------
+
+@adjoint(np.sin)
+def sin(y, x):
+    d[x] = d[y] * np.cos(x)
+
+
+@adjoint(np.cos)
+def cos(y, x):
+    d[x] = -d[y] * np.sin(x)
+
+
+@adjoint(np.tan)
+def tan(y, x):
+    d[x] = d[y] * (1.0 + y * y)
+
+
+@adjoint(np.arcsin)
+def arcsin(y, x):
+    d[x] = d[y] / np.sqrt(1.0 - x * x)
+
+
+@adjoint(np.arccos)
+def arccos(y, x):
+    d[x] = -d[y] / np.sqrt(1.0 - x * x)
+
+
+@adjoint(np.arctan)
+def arctan(y, x):
+    d[x] = d[y] / (1.0 + x * x)
+
+
+@adjoint(np.arctan2)
+def arctan2(y, x1, x2):
+    d[x1] = unbroadcast(d[y] * x2 / (x1 * x1 + x2 * x2), x1)
+    d[x2] = unbroadcast(-d[y] * x1 / (x1 * x1 + x2 * x2), x2)
+
+
+@adjoint(np.sinh)
+def sinh(y, x):
+    d[x] = d[y] * np.cosh(x)
+
+
+@adjoint(np.cosh)
+def cosh(y, x):
+    d[x] = d[y] * np.sinh(x)
+
+
+@adjoint(np.tanh)
+def tanh(y, x):
+    d[x] = d[y] * (1.0 - y * y)
+
+
+@adjoint(np.arcsinh)
+def arcsinh(y, x):
+    d[x] = d[y] / np.sqrt(x * x + 1.0)
+
+
+@adjoint(np.arccosh)
+def arccosh(y, x):
+    d[x] = d[y] / np.sqrt(x * x - 1.0)
+
+
+@adjoint(np.arctanh)
+def arctanh(y, x):
+    d[x] = d[y] / (1.0 - x * x)
+
+
+@adjoint(np.deg2rad, np.radians)
+def deg2rad(y, x):
+    d[x] = d[y] * (np.pi / 180.0)
+
+
+@adjoint(np.rad2deg, np.degrees)
+def rad2deg(y, x):
+    d[x] = d[y] * (180.0 / np.pi)
+
+
+@adjoint(np.sinc)
+def sinc(y, x):
+    d[x] = d[y] * np.where(x == 0, 0.0, (np.cos(np.pi * x) - y) / np.where(x == 0, 1.0, x))
+
+
+# --- arithmetic ----------------------------------------------------------------
+
+@adjoint(np.add)
+def add(y, x1, x2):
+    d[x1] = unbroadcast(d[y], x1)
+    d[x2] = unbroadcast(d[y], x2)
+
+
+@adjoint(np.subtract)
+def subtract(y, x1, x2):
+    d[x1] = unbroadcast(d[y], x1)
+    d[x2] = unbroadcast(-d[y], x2)
+
+
+@adjoint(np.multiply)
+def multiply(y, x1, x2):
+    d[x1] = unbroadcast(d[y] * x2, x1)
+    d[x2] = unbroadcast(d[y] * x1, x2)
+
+
+@adjoint(np.divide)  # np.true_divide is np.divide
+def divide(y, x1, x2):
+    d[x1] = unbroadcast(d[y] / x2, x1)
+    d[x2] = unbroadcast(-d[y] * y / x2, x2)
+
+
+@adjoint(np.mod, np.fmod)  # np.remainder is np.mod
+def mod(y, x1, x2):
+    d[x1] = unbroadcast(d[y], x1)
+    d[x2] = unbroadcast(-d[y] * (x1 - y) / x2, x2)
+
+
+@adjoint(np.negative)
+def negative(y, x):
+    d[x] = -d[y]
+
+
+@adjoint(np.positive)
+def positive(y, x):
+    d[x] = d[y]
+
+
+@adjoint(np.absolute, np.fabs)  # np.abs is np.absolute
+def absolute(y, x):
+    d[x] = d[y] * np.sign(x)
+
+
+@adjoint(np.real)
+def real(y, val):
+    d[val] = d[y]
+
+
+@adjoint(np.conjugate)  # np.conj is np.conjugate
+def conjugate(y, x):
+    d[x] = np.conj(d[y])
+
+
+# --- selection: the gradient goes to the argument that was picked --------------
+
+@adjoint(np.maximum, np.minimum, np.fmax, np.fmin)
+def maximum(y, x1, x2):
+    """The result equals the argument it picked; on a tie each argument gets half."""
+    d[x1] = unbroadcast(d[y] * ((x1 == y) - 0.5 * (x1 == x2)), x1)
+    d[x2] = unbroadcast(d[y] * ((x2 == y) - 0.5 * (x1 == x2)), x2)
+
+
+@adjoint(np.where)
+def where(z, condition, x=None, y=None):
+    d[x] = unbroadcast(np.where(condition, d[z], 0.0), x)
+    d[y] = unbroadcast(np.where(condition, 0.0, d[z]), y)
+
+
+@adjoint(np.clip)
+def clip(y, a, a_min=None, a_max=None, out=None, *, min=None, max=None):
+    d[a] = unbroadcast(d[y] * (y == a), a)
+    d[a_min] = unbroadcast(d[y] * (a < a_min), a_min)
+    d[a_max] = unbroadcast(d[y] * (a > a_max), a_max)
+    d[min] = unbroadcast(d[y] * (a < min), min)
+    d[max] = unbroadcast(d[y] * (a > max), max)

@@ -1,0 +1,391 @@
+"""What generated gradient code needs at run time, and nothing else.
+
+Every generated module starts with ``from s2sgrad.runtime import *``.
+
+    >>> s = Stack()
+    >>> s.push(1.0); s.push(2.0)
+    >>> s.pop()
+    2.0
+    >>> unbroadcast(np.ones((3, 4)), np.ones(4)).tolist()
+    [3.0, 3.0, 3.0, 3.0]
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import NonScalarOutput
+
+__all__ = [
+    "Stack", "SparseGrad", "unbroadcast", "unreduce", "zeros_like", "complete",
+    "scatter", "seq_scatter", "add_grads", "densify", "while_loop", "if_else",
+    "setitem", "list_append", "check_scalar", "unstack", "grad_or_zeros", "matmul_grad_a", "matmul_grad_b",
+    "tensordot_grad_a", "tensordot_grad_b", "einsum_grad", "unconcatenate", "untile", "unrepeat",
+    "undiagonal", "untake", "norm_grad",
+]
+
+
+class Stack(list):
+    """A last-in first-out store of primal values for the backward sweep.
+
+    It holds references, not copies: s2sgrad pushes only values that nothing
+    mutates afterwards.
+    """
+
+    push = list.append
+
+
+class SparseGrad:
+    """A gradient that is zero except at some rows: ``dense[indices] += values``.
+
+    It stays sparse while sparse gradients are added to it, and becomes dense
+    when something dense is added or the user receives it.
+    """
+
+    __slots__ = ("indices", "values", "shape")
+
+    def __init__(self, indices, values, shape):
+        self.indices = indices
+        self.values = values
+        self.shape = shape
+
+    def dense(self) -> np.ndarray:
+        out = np.zeros(self.shape, dtype=np.result_type(self.values, float))
+        np.add.at(out, self.indices, self.values)
+        return out
+
+    def __add__(self, other):
+        if isinstance(other, SparseGrad) and isinstance(self.indices, np.ndarray) \
+                and isinstance(other.indices, np.ndarray) \
+                and self.indices.ndim == other.indices.ndim == 1:
+            return SparseGrad(np.concatenate([self.indices, other.indices]),
+                              np.concatenate([np.broadcast_to(self.values, self.indices.shape + self.shape[1:]),
+                                              np.broadcast_to(other.values, other.indices.shape + other.shape[1:])]),
+                              self.shape)
+        return densify(other) + self.dense()
+
+    __radd__ = __add__
+
+    def __repr__(self) -> str:
+        return f"SparseGrad(indices={self.indices!r}, values={self.values!r}, shape={self.shape})"
+
+
+def densify(g):
+    """The dense form of a gradient (a no-op unless it is a SparseGrad)."""
+    return g.dense() if isinstance(g, SparseGrad) else g
+
+
+def unbroadcast(g, x):
+    """Sum `g` over the axes along which `x` was broadcast, so that it has x's shape."""
+    shape = np.shape(x)
+    if np.shape(g) == shape:
+        return g
+    g = np.asarray(g)
+    while g.ndim > len(shape):
+        g = g.sum(axis=0)
+    for axis, size in enumerate(shape):
+        if size == 1 and g.shape[axis] != 1:
+            g = g.sum(axis=axis, keepdims=True)
+    if not isinstance(x, np.ndarray):
+        return g.item() if g.ndim == 0 and isinstance(x, (float, int)) else g
+    return g
+
+
+def unreduce(g, x, axis=None, keepdims=False):
+    """Broadcast the gradient of a reduction over `axis` back to the shape of `x`."""
+    shape = np.shape(x)
+    if not keepdims and axis is not None and np.ndim(g) < len(shape):
+        g = np.expand_dims(g, axis)
+    return np.broadcast_to(g, shape)
+
+
+def zeros_like(x):
+    """A zero gradient for `x`: 0.0 for a scalar, a float array for an array, and so on for containers."""
+    if isinstance(x, (list, tuple)):
+        return type(x)(zeros_like(v) for v in x)
+    if isinstance(x, dict):
+        return {k: zeros_like(v) for k, v in x.items()}
+    if isinstance(x, np.ndarray):
+        return np.zeros(x.shape, dtype=np.result_type(x.dtype, float))
+    if isinstance(x, complex):
+        return 0j
+    return 0.0 if np.ndim(x) == 0 else np.zeros(np.shape(x))
+
+
+def complete(g, x):
+    """The gradient handed to the user for `x`: zeros where `g` is None, dense, and never an alias.
+
+        >>> complete([None, np.ones(2)], [1.0, np.zeros(2)])
+        [0.0, array([1., 1.])]
+    """
+    if g is None:
+        return zeros_like(x)
+    if isinstance(x, (list, tuple)):
+        return type(x)(complete(gi, xi) for gi, xi in zip(g, x))
+    if isinstance(x, dict):
+        return {k: complete(g.get(k), v) for k, v in x.items()}
+    if isinstance(g, SparseGrad):
+        return g.dense()
+    if isinstance(g, np.ndarray):
+        if not isinstance(x, np.ndarray) and np.ndim(x) == 0 and g.ndim == 0:
+            return g.item()
+        return np.array(g, dtype=np.result_type(g.dtype, float), copy=True)
+    return g
+
+
+def scatter(g, x, index):
+    """The gradient of ``x[index]``: `g` placed at `index` in zeros shaped like x, repeats accumulated."""
+    if isinstance(x, (list, tuple, dict)):
+        return seq_scatter(g, x, index)
+    shape = np.shape(x)
+    if _is_row_gather(index, shape):
+        return SparseGrad(np.asarray(index), g, shape)
+    out = np.zeros(shape, dtype=np.result_type(np.asarray(x).dtype, np.asarray(g).dtype, float))
+    np.add.at(out, index, g)
+    return out
+
+
+def _is_row_gather(index, shape) -> bool:
+    return (isinstance(index, np.ndarray) and index.ndim == 1 and index.dtype.kind in "iu"
+            and len(shape) >= 2)
+
+
+def seq_scatter(g, x, index):
+    """The gradient of ``x[index]`` where x is a list or tuple: None (zero) everywhere but at index."""
+    if isinstance(x, dict):
+        return {index: g}
+    out = [None] * len(x)
+    if isinstance(index, slice):
+        for i, gi in zip(range(*index.indices(len(x))), g):
+            out[i] = gi
+    else:
+        out[index] = g
+    return type(x)(out) if isinstance(x, tuple) else out
+
+
+def add_grads(a, b):
+    """The sum of two gradients of any structure; None is a zero."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return type(a)(add_grads(u, v) for u, v in zip(a, b))
+    if isinstance(a, dict):
+        return {k: add_grads(a.get(k), b.get(k)) for k in a.keys() | b.keys()}
+    if isinstance(a, SparseGrad) or isinstance(b, SparseGrad):
+        return a + b
+    return a + b
+
+
+def unstack(g, x, axis=0):
+    """The gradient of ``np.stack(x, axis)`` (or ``np.array(x)``) for a list x: one slice per element."""
+    return [np.take(g, i, axis=axis) for i in range(len(x))]
+
+
+def setitem(x, index, value):
+    """``x`` with ``x[index] = value``, as a new array (the lowered form's functional write)."""
+    out = np.array(x, dtype=np.result_type(np.asarray(x).dtype, np.asarray(value).dtype))
+    out[index] = value
+    return out
+
+
+def list_append(xs, x):
+    """``xs + [x]`` (the lowered form's functional ``xs.append(x)``)."""
+    return [*xs, x]
+
+
+def while_loop(cond, body, loop_vars):
+    """Run ``loop_vars = body(*loop_vars)`` while ``cond(*loop_vars)``; the lowered form of a loop."""
+    while cond(*loop_vars):
+        loop_vars = body(*loop_vars)
+    return loop_vars
+
+
+def if_else(test, then, orelse):
+    """``then()`` if `test` else ``orelse()``; the lowered form of a branch."""
+    return then() if test else orelse()
+
+
+def grad_or_zeros(g, x):
+    """`g`, or a zero gradient shaped like `x` where `g` is None (an element nothing flowed into)."""
+    return zeros_like(x) if g is None else densify(g)
+
+
+def matmul_grad_a(g, a, b):
+    """The gradient of ``a @ b`` with respect to `a`, for vectors, matrices and stacks of them."""
+    if np.ndim(b) == 1:
+        return unbroadcast(np.multiply.outer(g, b), a) if np.ndim(a) > 1 else g * b
+    if np.ndim(a) == 1:
+        return b @ g if np.ndim(g) == 1 else unbroadcast(np.swapaxes(b @ np.swapaxes(g[..., None, :], -1, -2), -1, -2)[..., 0, :], a)
+    return unbroadcast(g @ np.swapaxes(b, -1, -2), a)
+
+
+def matmul_grad_b(g, a, b):
+    """The gradient of ``a @ b`` with respect to `b`, for vectors, matrices and stacks of them."""
+    if np.ndim(a) == 1:
+        return unbroadcast(np.multiply.outer(a, g), b) if np.ndim(b) > 1 else g * a
+    if np.ndim(b) == 1:
+        return unbroadcast(np.swapaxes(a, -1, -2) @ g, b)
+    return unbroadcast(np.swapaxes(a, -1, -2) @ g, b)
+
+
+def _tensordot_axes(a, b, axes):
+    """The contracted axes of ``np.tensordot(a, b, axes)`` as two lists of non-negative ints."""
+    na, nb = np.ndim(a), np.ndim(b)
+    if isinstance(axes, (int, np.integer)):
+        return list(range(na - axes, na)), list(range(axes))
+    axes_a, axes_b = ([int(i) for i in np.atleast_1d(ax)] for ax in axes)
+    return [i % na for i in axes_a], [i % nb for i in axes_b]
+
+
+def tensordot_grad_a(g, a, b, axes=2):
+    """The gradient of ``np.tensordot(a, b, axes)`` with respect to `a` (also used for dot and inner)."""
+    axes_a, axes_b = _tensordot_axes(a, b, axes)
+    free_a = [i for i in range(np.ndim(a)) if i not in axes_a]
+    free_b = [i for i in range(np.ndim(b)) if i not in axes_b]
+    ga = np.tensordot(g, b, (list(range(len(free_a), np.ndim(g))), free_b))
+    return np.transpose(ga, np.argsort(free_a + [axes_a[axes_b.index(j)] for j in sorted(axes_b)]))
+
+
+def tensordot_grad_b(g, a, b, axes=2):
+    """The gradient of ``np.tensordot(a, b, axes)`` with respect to `b` (also used for dot and inner)."""
+    axes_a, axes_b = _tensordot_axes(a, b, axes)
+    free_a = [i for i in range(np.ndim(a)) if i not in axes_a]
+    free_b = [i for i in range(np.ndim(b)) if i not in axes_b]
+    gb = np.tensordot(a, g, (free_a, list(range(len(free_a)))))
+    return np.transpose(gb, np.argsort([axes_b[axes_a.index(j)] for j in sorted(axes_a)] + free_b))
+
+
+def _einsum_explicit(subscripts, operands):
+    """The input and output subscripts of an einsum, with '->' made explicit and '...' spelled as letters."""
+    subscripts = subscripts.replace(" ", "")
+    inputs, arrow, output = subscripts.partition("->")
+    inputs = inputs.split(",")
+    if not arrow:
+        letters = "".join(inputs).replace(".", "")
+        output = ("..." if "..." in subscripts else "") + "".join(
+            c for c in sorted(set(letters)) if letters.count(c) == 1)
+    if "..." in subscripts:
+        free = [c for c in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in subscripts]
+        lengths = [np.ndim(x) - len(s) + 3 for s, x in zip(inputs, operands) if "..." in s]
+        dots = "".join(free[:max(lengths)])
+        inputs = [s.replace("...", dots[len(dots) - (np.ndim(x) - len(s) + 3):]) if "..." in s else s
+                  for s, x in zip(inputs, operands)]
+        output = output.replace("...", dots)
+    return inputs, output
+
+
+def einsum_grad(g, subscripts, operands):
+    """The gradients of ``np.einsum(subscripts, *operands)``, one per operand, as a list."""
+    inputs, output = _einsum_explicit(subscripts, operands)
+    return [_einsum_grad_one(g, inputs, output, operands, i) for i in range(len(operands))]
+
+
+def _einsum_grad_one(g, inputs, output, operands, i):
+    target, others = inputs[i], inputs[:i] + inputs[i + 1:]
+    letters = "".join(dict.fromkeys(target))
+    kept = "".join(c for c in letters if c in output or any(c in s for s in others))
+    r = np.einsum(",".join([output, *others]) + "->" + kept, g, *operands[:i], *operands[i + 1:],
+                  optimize=len(others) > 1)
+    size = dict(zip(target, np.shape(operands[i])))
+    r = np.broadcast_to(np.reshape(r, [size[c] if c in kept else 1 for c in letters]), [size[c] for c in letters])
+    if len(letters) == len(target):
+        return r
+    out = np.zeros(np.shape(operands[i]), dtype=np.result_type(r, float))
+    np.einsum(target + "->" + letters, out)[...] = r  # a repeated index: r goes on the diagonal
+    return out
+
+
+def unconcatenate(g, arrays, axis=0, ndmin=1):
+    """The gradient of ``np.concatenate(arrays, axis)`` (and hstack, vstack): g cut into one piece per array."""
+    if axis is None:
+        g, axis, sizes = np.ravel(g), 0, [np.size(x) for x in arrays]
+    else:
+        sizes = [((1,) * (ndmin - np.ndim(x)) + np.shape(x))[axis] for x in arrays]
+    grads = [np.reshape(p, np.shape(x)) for p, x in zip(np.split(g, np.cumsum(sizes)[:-1], axis), arrays)]
+    return np.stack(grads) if isinstance(arrays, np.ndarray) else grads
+
+
+def untile(g, x, reps):
+    """The gradient of ``np.tile(x, reps)``: g summed over the copies."""
+    shape, reps = np.shape(x), tuple(np.atleast_1d(reps))
+    n = max(len(shape), len(reps))
+    pairs = zip((1,) * (n - len(reps)) + reps, (1,) * (n - len(shape)) + shape)
+    g = np.reshape(g, [size for pair in pairs for size in pair])
+    return np.reshape(g.sum(axis=tuple(range(0, 2 * n, 2))), shape)
+
+
+def unrepeat(g, x, repeats, axis=None):
+    """The gradient of ``np.repeat(x, repeats, axis)``: g summed over the copies of each element."""
+    shape = np.shape(x)
+    n = int(np.prod(shape)) if axis is None else shape[axis]
+    axis = 0 if axis is None else axis % len(shape)
+    g = np.moveaxis(np.asarray(g), axis, 0)
+    if np.size(repeats) == 1:
+        out = np.reshape(g, (n, int(np.ravel(repeats)[0])) + g.shape[1:]).sum(axis=1)
+    else:
+        out = np.zeros((n,) + g.shape[1:], dtype=np.result_type(g, float))
+        np.add.at(out, np.repeat(np.arange(n), repeats), g)
+    return np.reshape(np.moveaxis(out, 0, axis), shape)
+
+
+def undiagonal(g, x, offset=0, axis1=0, axis2=1):
+    """The gradient of ``np.diagonal(x, offset, axis1, axis2)``: g placed on that diagonal of zeros shaped like x."""
+    out = np.zeros(np.shape(x), dtype=np.result_type(np.asarray(x).dtype, np.asarray(g).dtype, float))
+    view = np.moveaxis(out, (axis1, axis2), (-2, -1))
+    rows, cols = view.shape[-2] - max(-offset, 0), view.shape[-1] - max(offset, 0)
+    i = np.arange(max(0, min(rows, cols)))
+    view[..., i + max(-offset, 0), i + max(offset, 0)] = g
+    return out
+
+
+def untake(g, x, indices, axis=None, mode="raise"):
+    """The gradient of ``np.take(x, indices, axis, mode=mode)``: g added at the indices, repeats accumulated."""
+    shape = np.shape(x)
+    out = np.zeros(np.size(x) if axis is None else shape, dtype=np.result_type(np.asarray(g).dtype, float))
+    axis = 0 if axis is None else axis % len(shape)
+    n, indices = out.shape[axis], np.asarray(indices)
+    indices = np.mod(indices, n) if mode == "wrap" else np.clip(indices, 0, n - 1) if mode == "clip" else indices
+    k = indices.ndim
+    g = np.moveaxis(np.asarray(g), list(range(axis, axis + k)), list(range(k)))
+    np.add.at(np.moveaxis(out, axis, 0), indices, g)
+    return np.reshape(out, shape)
+
+
+def norm_grad(g, y, x, ord=None, axis=None, keepdims=False):
+    """The gradient of ``np.linalg.norm(x, ord, axis, keepdims)``: vector p-norms, matrix 'fro', 'nuc', 1, 2, inf."""
+    x = np.asarray(x)
+    matrix = (axis is None and x.ndim == 2 or np.ndim(axis) == 1 and len(axis) == 2) and ord is not None
+    if not matrix:
+        g, y = unreduce(g, x, axis, keepdims), unreduce(y, x, axis, keepdims)
+        if ord in (np.inf, -np.inf):
+            hit = np.abs(x) == y
+            return g * np.sign(x) * hit / unreduce(np.sum(hit, axis, keepdims=True), x, axis, True)
+        if ord == 0:
+            return np.zeros(x.shape)
+        p = 2 if ord is None else ord
+        return g * np.sign(x) * (np.abs(x) / y) ** (p - 1)
+    axes = tuple(np.array((0, 1) if axis is None else axis) % x.ndim)
+    g = np.moveaxis(g if keepdims else np.expand_dims(g, axes), axes, (-2, -1))
+    y = np.moveaxis(np.asarray(y) if keepdims else np.expand_dims(y, axes), axes, (-2, -1))
+    xm = np.moveaxis(x, axes, (-2, -1))
+    if ord == "fro":
+        dm = xm / y
+    elif ord in ("nuc", 2, -2):
+        u, _, vh = np.linalg.svd(xm, full_matrices=False)
+        k = 0 if ord == 2 else -1  # the largest or the smallest singular value
+        dm = u @ vh if ord == "nuc" else u[..., [k]] @ vh[..., [k], :]
+    else:  # 1, -1: extreme column sum of |x|; inf, -inf: extreme row sum
+        sums = np.abs(xm).sum(-2 if ord in (1, -1) else -1, keepdims=True)
+        hit = sums == y
+        dm = np.sign(xm) * hit / hit.sum((-2, -1), keepdims=True)
+    return np.moveaxis(g * dm, (-2, -1), axes)
+
+
+def check_scalar(value, function: str) -> None:
+    """Refuse a non-scalar output where a gradient needs a scalar."""
+    if np.ndim(value) != 0 or isinstance(value, (list, tuple, dict)):
+        raise NonScalarOutput(f"grad needs '{function}' to return a scalar, but it returned "
+                              f"{type(value).__name__} of shape {np.shape(value)}",
+                              hint="use s2sgrad.vjp(f) and pass the output's adjoint, "
+                                   "or reduce the output to a scalar (np.sum, np.mean)")

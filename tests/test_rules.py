@@ -1,0 +1,403 @@
+"""Every derivative rule against central finite differences, on several shapes, axes and broadcasting pairs.
+
+The rules are evaluated directly from the rule table (see rule_harness.py), not through `s2sgrad.grad`.
+"""
+import ast
+import builtins
+import importlib
+import inspect
+import math
+import operator
+
+import numpy as np
+import pytest
+
+from s2sgrad import primitives, runtime
+from s2sgrad.rules import is_nondifferentiable, rule_for
+from s2sgrad.rules.registry import _RULES
+
+from rule_harness import Case, adjoint_name, check_rule
+
+
+# --- argument makers: each takes a random generator ------------------------------
+
+def normal(*shape):
+    return lambda rng: rng.standard_normal(shape)
+
+
+def uniform(low, high, *shape):
+    return lambda rng: rng.uniform(low, high, shape)
+
+
+def away(*shape):
+    """Values at least 0.2 away from zero (for abs, sign-dependent rules, divisors)."""
+    return lambda rng: rng.choice([-1.0, 1.0], shape) * rng.uniform(0.2, 2.0, shape)
+
+
+def scalar(low=-1.5, high=1.5):
+    """A Python float."""
+    return lambda rng: float(rng.uniform(low, high))
+
+
+def matrix(*shape):
+    """Well-conditioned square matrices (a stack of them if `shape` has more than two axes)."""
+    return lambda rng: rng.standard_normal(shape) + 3.0 * np.eye(shape[-1])
+
+
+def arrays(*shapes):
+    """A list of arrays."""
+    return lambda rng: [rng.standard_normal(s) for s in shapes]
+
+
+def case(primitive, *args, wrt=(0,), name="", **kwargs):
+    return Case(primitive, args, kwargs, tuple(wrt), name)
+
+
+CASES = []
+
+
+def add(*cases):
+    CASES.extend(cases)
+
+
+# --- elementwise, one argument ----------------------------------------------------
+
+REAL, POS, UNIT, ABOVE1, AWAY = (-1.5, 1.5), (0.3, 2.5), (-0.9, 0.9), (1.2, 3.0), None
+UNARY = [
+    (np.exp, REAL), (np.exp2, REAL), (np.expm1, REAL), (np.log, POS), (np.log2, POS), (np.log10, POS),
+    (np.log1p, POS), (np.sqrt, POS), (np.cbrt, POS), (np.square, REAL), (np.reciprocal, POS),
+    (np.sin, REAL), (np.cos, REAL), (np.tan, UNIT), (np.arcsin, UNIT), (np.arccos, UNIT), (np.arctan, REAL),
+    (np.sinh, REAL), (np.cosh, REAL), (np.tanh, REAL), (np.arcsinh, REAL), (np.arccosh, ABOVE1),
+    (np.arctanh, UNIT), (np.deg2rad, REAL), (np.rad2deg, REAL), (np.sinc, REAL),
+    (np.negative, REAL), (np.positive, REAL), (np.abs, AWAY), (np.fabs, AWAY), (np.real, REAL),
+    (np.conj, REAL),
+]
+for fn, domain in UNARY:
+    for shape in [(), (5,), (3, 4)]:
+        maker = away(*shape) if domain is AWAY else uniform(*domain, *shape)
+        add(case(fn, maker, name=f"{fn.__name__}-{shape}"))
+    add(case(fn, (lambda rng: float(away()(rng))) if domain is AWAY else scalar(*domain), name=f"{fn.__name__}-float"))
+
+# --- elementwise, two arguments, with broadcasting -------------------------------
+
+BROADCAST = [((3, 4), (3, 4)), ((3, 1), (1, 4)), ((4,), (3, 4)), ((3, 4), ()), ((2, 1, 4), (3, 1))]
+BINARY = [
+    (np.add, normal, normal), (np.subtract, normal, normal), (np.multiply, normal, normal),
+    (np.divide, normal, away), (np.power, lambda *s: uniform(0.5, 2.0, *s), normal),
+    (np.float_power, lambda *s: uniform(0.5, 2.0, *s), normal),
+    (np.hypot, normal, away), (np.arctan2, normal, away), (np.logaddexp, normal, normal),
+    (np.logaddexp2, normal, normal), (np.maximum, normal, normal), (np.minimum, normal, normal),
+    (np.fmax, normal, normal), (np.fmin, normal, normal),
+    (np.mod, lambda *s: uniform(0.1, 0.9, *s), lambda *s: uniform(1.1, 2.0, *s)),
+    (np.fmod, lambda *s: uniform(-0.9, 0.9, *s), lambda *s: uniform(1.1, 2.0, *s)),
+    (operator.add, normal, normal), (operator.sub, normal, normal), (operator.mul, normal, normal),
+    (operator.truediv, normal, away), (operator.pow, lambda *s: uniform(0.5, 2.0, *s), normal),
+]
+for fn, make1, make2 in BINARY:
+    for s1, s2 in BROADCAST:
+        add(case(fn, make1(*s1), make2(*s2), wrt=(0, 1), name=f"{fn.__name__}-{s1}-{s2}"))
+    add(case(fn, lambda rng, m=make1: float(m()(rng)), lambda rng, m=make2: float(m()(rng)), wrt=(0, 1),
+             name=f"{fn.__name__}-floats"))
+add(case(np.power, uniform(0.5, 2.0, 3, 4), 3, name="power-int-exponent"),
+    case(np.power, uniform(0.5, 2.0, 3, 4), 2.5, name="power-float-exponent"),
+    case(operator.neg, normal(3, 4), name="neg"), case(operator.pos, normal(3), name="pos"),
+    case(operator.matmul, normal(3, 4), normal(4, 2), wrt=(0, 1), name="matmul-op"))
+
+# where and clip
+for cond_shape, s1, s2 in [((3, 4), (3, 4), (3, 4)), ((3, 4), (4,), (3, 1)), ((3, 4), (), (3, 4))]:
+    add(case(np.where, lambda rng, s=cond_shape: rng.uniform(size=s) > 0.5, normal(*s1), normal(*s2), wrt=(1, 2),
+             name=f"where-{s1}-{s2}"))
+add(case(np.where, True, scalar(), scalar(), wrt=(1, 2), name="where-floats"))
+add(case(np.clip, normal(3, 4), -0.5, 0.5, name="clip"),
+    case(np.clip, normal(3, 4), uniform(-1, -0.1, 4), uniform(0.1, 1, 3, 1), wrt=(0, 1, 2), name="clip-arrays"),
+    case(np.clip, normal(3, 4), None, uniform(-0.5, 0.5, 4), wrt=(0, 2), name="clip-upper"),
+    case(np.clip, normal(5), wrt=(0, "a_min"), a_min=uniform(-0.6, 0.2, 5), a_max=0.4, name="clip-keywords"),
+    case(np.clip, scalar(), -0.2, 0.3, wrt=(0, 1, 2), name="clip-floats"))
+if np.lib.NumpyVersion(np.__version__) >= "2.1.0":
+    add(case(np.clip, normal(3, 4), wrt=(0, "min", "max"), min=uniform(-1, 0, 4), max=uniform(0, 1, 3, 1),
+             name="clip-min-max"))
+
+# --- reductions -----------------------------------------------------------------
+
+AXES = [((5,), None, False), ((3, 4), None, False), ((3, 4), None, True), ((3, 4), 0, False), ((3, 4), 1, True),
+        ((3, 4), -1, False), ((2, 3, 4), (0, 2), False), ((2, 3, 4), (0, 2), True), ((2, 3, 4), 1, True)]
+for fn in [np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin, np.var, np.std]:
+    make = (lambda *s: uniform(0.5, 1.5, *s)) if fn is np.prod else normal
+    for shape, axis, keepdims in AXES:
+        add(case(fn, make(*shape), axis=axis, keepdims=keepdims, name=f"{fn.__name__}-{shape}-{axis}-{keepdims}"))
+    add(case(fn, make(3, 4), name=f"{fn.__name__}-default"))
+add(case(np.sum, scalar(), name="sum-float"), case(np.mean, scalar(), name="mean-float"),
+    case(np.sum, normal(3, 4), 0, name="sum-axis-positional"),
+    case(np.var, normal(3, 4), ddof=1, name="var-ddof1"), case(np.std, normal(3, 4), 1, ddof=1, name="std-ddof1"),
+    case(np.var, normal(2, 3, 4), (0, 1), None, None, 1, True, name="var-positional"),
+    case(np.std, normal(6), ddof=2, keepdims=True, name="std-ddof2"))
+for fn in [np.cumsum, np.cumprod]:
+    make = (lambda *s: uniform(0.5, 1.5, *s)) if fn is np.cumprod else normal
+    for shape, axis in [((5,), None), ((3, 4), None), ((3, 4), 0), ((3, 4), 1), ((2, 3, 4), -2)]:
+        add(case(fn, make(*shape), axis=axis, name=f"{fn.__name__}-{shape}-{axis}"))
+add(case(np.bincount, np.array([0, 2, 2, 5]), wrt=("weights",), weights=normal(4), name="bincount-weights"))
+
+# norms
+NORMS = [((5,), None, None, False), ((5,), 2, None, False), ((5,), 1, None, False), ((5,), 3, None, False),
+         ((5,), 0.5, None, False), ((5,), np.inf, None, False), ((5,), -np.inf, None, False),
+         ((3, 4), None, None, False), ((3, 4), None, None, True), ((3, 4), "fro", None, False),
+         ((3, 4), None, 0, False), ((3, 4), 2, 1, True), ((3, 4), 1, -1, False), ((3, 4), np.inf, 0, True),
+         ((3, 4), "nuc", None, False), ((3, 4), 2, None, False), ((3, 4), -2, None, False),
+         ((3, 4), 1, None, False), ((3, 4), -1, None, False), ((3, 4), np.inf, None, False),
+         ((3, 4), -np.inf, None, False), ((2, 3, 4), None, None, False), ((2, 3, 4), None, (0, 2), False),
+         ((2, 3, 4), "fro", (2, 0), True), ((2, 3, 4), "nuc", (1, 2), False), ((2, 3, 4), 2, (0, 2), True),
+         ((2, 3, 4), np.inf, (1, 2), False), ((2, 3, 4), 3, 1, False)]
+for shape, ord, axis, keepdims in NORMS:
+    add(case(np.linalg.norm, normal(*shape), ord=ord, axis=axis, keepdims=keepdims,
+             name=f"norm-{shape}-{ord}-{axis}-{keepdims}"))
+add(case(np.linalg.norm, normal(3, 4), 2, name="norm-ord-positional"))
+
+# --- shapes ----------------------------------------------------------------------
+
+add(
+    case(np.copy, normal(3, 4), name="copy"), case(np.copy, scalar(), name="copy-float"),
+    case(primitives.astype, normal(3, 4), float, name="astype"),
+    case(np.reshape, normal(3, 4), (2, 6), name="reshape"), case(np.reshape, normal(12), (3, -1), name="reshape-1"),
+    case(np.reshape, normal(2, 3, 2), (12,), order="F", name="reshape-F"),
+    case(np.ravel, normal(3, 4), name="ravel"), case(np.ravel, normal(3, 4), "F", name="ravel-F"),
+    case(np.squeeze, normal(3, 1, 4), name="squeeze"), case(np.squeeze, normal(1, 3, 1), axis=2, name="squeeze-axis"),
+    case(np.expand_dims, normal(3, 4), 0, name="expand_dims"),
+    case(np.expand_dims, normal(3, 4), (1, -1), name="expand_dims-tuple"),
+    case(np.atleast_1d, scalar(), name="atleast_1d"), case(np.atleast_2d, normal(4), name="atleast_2d"),
+    case(np.atleast_3d, normal(3, 4), name="atleast_3d"),
+    case(np.transpose, normal(3, 4), name="transpose"), case(np.transpose, normal(2, 3, 4), name="transpose-3d"),
+    case(np.transpose, normal(2, 3, 4), (2, 0, 1), name="transpose-axes"),
+    case(np.transpose, normal(2, 3, 4), axes=(-1, 0, 1), name="transpose-negative"),
+    case(np.swapaxes, normal(2, 3, 4), 0, -1, name="swapaxes"),
+    case(np.moveaxis, normal(2, 3, 4), 0, -1, name="moveaxis"),
+    case(np.moveaxis, normal(2, 3, 4), [0, 1], [2, 0], name="moveaxis-list"),
+    case(np.broadcast_to, normal(4), (3, 4), name="broadcast_to"),
+    case(np.broadcast_to, normal(3, 1), (2, 3, 4), name="broadcast_to-3d"),
+    case(np.broadcast_to, scalar(), (3,), name="broadcast_to-float"),
+    case(np.concatenate, arrays((2, 3), (4, 3)), name="concatenate"),
+    case(np.concatenate, arrays((2, 3), (2, 1), (2, 2)), axis=1, name="concatenate-axis1"),
+    case(np.concatenate, arrays((2, 3), (5,)), axis=None, name="concatenate-none"),
+    case(np.concatenate, lambda rng: tuple(arrays((3,), (2,))(rng)), -1, name="concatenate-tuple"),
+    case(np.hstack, arrays((3,), (2,)), name="hstack-1d"), case(np.hstack, arrays((2, 3), (2, 1)), name="hstack-2d"),
+    case(np.vstack, arrays((3,), (3,)), name="vstack-1d"), case(np.vstack, arrays((2, 3), (1, 3)), name="vstack-2d"),
+    case(np.vstack, arrays((2, 3), (3,)), name="vstack-mixed"),
+    case(np.stack, arrays((3,), (3,)), name="stack"), case(np.stack, arrays((2, 3), (2, 3)), axis=1, name="stack-1"),
+    case(np.tile, normal(3), 2, name="tile"), case(np.tile, normal(2, 3), (2, 1, 2), name="tile-more-reps"),
+    case(np.tile, normal(2, 3, 4), (2, 1), name="tile-fewer-reps"),
+    case(np.repeat, normal(2, 3), 2, name="repeat"), case(np.repeat, normal(2, 3), [2, 0], axis=0, name="repeat-list"),
+    case(np.repeat, normal(2, 3), 3, axis=-1, name="repeat-axis"), case(np.repeat, scalar(), 3, name="repeat-float"),
+    case(np.repeat, normal(2, 3), [1, 2, 3], 1, name="repeat-list-axis1"),
+    case(np.flip, normal(3, 4), name="flip"), case(np.flip, normal(3, 4), 0, name="flip-0"),
+    case(np.flip, normal(2, 3, 4), (0, 2), name="flip-tuple"),
+    case(np.fliplr, normal(3, 4), name="fliplr"), case(np.flipud, normal(3, 4), name="flipud"),
+    case(np.roll, normal(5), 2, name="roll"), case(np.roll, normal(3, 4), (1, -2), (0, 1), name="roll-axes"),
+    case(np.roll, normal(3, 4), 5, name="roll-flat"),
+    case(np.diag, normal(4), name="diag-1d"), case(np.diag, normal(3), 1, name="diag-1d-k1"),
+    case(np.diag, normal(3), -2, name="diag-1d-k-2"), case(np.diag, normal(4, 4), name="diag-2d"),
+    case(np.diag, normal(3, 5), 1, name="diag-2d-k1"), case(np.diag, normal(5, 3), -1, name="diag-2d-k-1"),
+    case(np.diag, normal(3, 5), 3, name="diag-2d-k3"),
+    case(np.diagonal, normal(3, 4), name="diagonal"), case(np.diagonal, normal(3, 4, 5), 1, 2, 0, name="diagonal-axes"),
+    case(np.triu, normal(4, 4), name="triu"), case(np.triu, normal(3, 5), 1, name="triu-k1"),
+    case(np.triu, normal(2, 4, 4), -1, name="triu-stack"),
+    case(np.tril, normal(4, 4), name="tril"), case(np.tril, normal(5, 3), -1, name="tril-k-1"),
+    case(np.tril, normal(2, 4, 4), 1, name="tril-stack"),
+    case(np.take, normal(5), [0, 0, 3], name="take"), case(np.take, normal(3, 4), [[0, 2], [1, 1]], axis=1,
+                                                               name="take-axis"),
+    case(np.take, normal(3, 4), [1, 11, 11], name="take-flat"), case(np.take, normal(3, 4), 2, 0, name="take-int"),
+    case(np.take, normal(4), [5, -1], mode="wrap", name="take-wrap"),
+    case(np.take, normal(4), [7, -3], mode="clip", name="take-clip"),
+    case(operator.getitem, normal(4, 3), np.array([0, 0, 2]), name="getitem-repeated"),
+    case(operator.getitem, normal(4, 3), (slice(1, 3), 0), name="getitem-slice"),
+)
+if hasattr(np, "matrix_transpose"):
+    add(case(np.matrix_transpose, normal(2, 3, 4), name="matrix_transpose"),
+        case(np.linalg.matrix_transpose, normal(3, 4), name="linalg.matrix_transpose"),
+        case(np.linalg.diagonal, normal(2, 3, 4), offset=1, name="linalg.diagonal"))
+
+# --- linear algebra ---------------------------------------------------------------
+
+PRODUCTS = [((3, 4), (4, 5)), ((4,), (4,)), ((4,), (4, 5)), ((3, 4), (4,)), ((2, 3, 4), (4, 5)),
+            ((2, 3, 4), (2, 4, 5)), ((1, 3, 4), (2, 4, 5)), ((4,), (2, 4, 5)), ((2, 3, 4), (4,))]
+for s1, s2 in PRODUCTS:
+    add(case(np.matmul, normal(*s1), normal(*s2), wrt=(0, 1), name=f"matmul-{s1}-{s2}"),
+        case(operator.matmul, normal(*s1), normal(*s2), wrt=(0, 1), name=f"@-{s1}-{s2}"))
+for s1, s2 in [((3, 4), (4, 5)), ((4,), (4,)), ((4,), (4, 5)), ((3, 4), (4,)), ((), (3, 4)), ((3,), ()),
+               ((2, 3, 4), (4, 5)), ((2, 3, 4), (5, 4, 6)), ((4,), (5, 4, 6)), ((2, 3, 4), (4,))]:
+    add(case(np.dot, normal(*s1), normal(*s2), wrt=(0, 1), name=f"dot-{s1}-{s2}"))
+add(case(np.dot, scalar(), scalar(), wrt=(0, 1), name="dot-floats"))
+for s1, s2 in [((4,), (4,)), ((3, 4), (5, 4)), ((2, 3, 4), (4,)), ((), (3, 4)), ((2, 4), (3, 2, 4))]:
+    add(case(np.inner, normal(*s1), normal(*s2), wrt=(0, 1), name=f"inner-{s1}-{s2}"))
+add(case(np.outer, normal(3), normal(4), wrt=(0, 1), name="outer"),
+    case(np.outer, normal(2, 2), normal(3), wrt=(0, 1), name="outer-ravel"))
+for s1, s2, axes in [((3, 4, 5), (4, 5, 6), 2), ((3, 4), (4, 5), 1), ((3,), (4, 2), 0), ((3, 4), (4, 3), ([1, 0], [0, 1])),
+                     ((3, 4, 5), (2, 6, 3), ([0], [2])), ((3, 4, 5), (5, 6, 3), ([2, 0], [0, -1])),
+                     ((2, 3), (3, 2), ([-1], [0]))]:
+    add(case(np.tensordot, normal(*s1), normal(*s2), axes, wrt=(0, 1), name=f"tensordot-{s1}-{s2}-{axes}"))
+add(case(np.tensordot, normal(3, 4), normal(3, 4), wrt=(0, 1), name="tensordot-default"))
+EINSUMS = [("ij,jk->ik", (3, 4), (4, 5)), ("ij,jk", (3, 4), (4, 5)), ("i,i", (4,), (4,)), ("i,i->", (4,), (4,)),
+           ("ij->ji", (3, 4)), ("ii->i", (4, 4)), ("ii", (4, 4)), ("bij,bjk->bik", (2, 3, 4), (2, 4, 5)),
+           ("...ij,...jk->...ik", (2, 3, 4), (2, 4, 5)), ("...ij,jk", (2, 3, 4), (4, 5)), ("ij,j->i", (3, 4), (4,)),
+           ("ij->", (3, 4)), ("i,j->ij", (3,), (4,)), ("ij,jk,kl->il", (2, 3), (3, 4), (4, 2)),
+           ("ij,ij->ij", (3, 4), (3, 4)), ("ij,kj->", (3, 4), (2, 4)), ("ij,kj->k", (3, 4), (2, 4)),
+           ("iij,j->i", (3, 3, 4), (4,)), ("Ba,a", (2, 3), (3,)), ("i...,i->...", (3, 2, 2), (3,)),
+           ("ij, jk -> ik", (3, 4), (4, 5))]
+for subscripts, *shapes in EINSUMS:
+    add(case(np.einsum, subscripts, *[normal(*s) for s in shapes], wrt=tuple(range(1, len(shapes) + 1)),
+             name=f"einsum-{subscripts}"))
+add(case(np.linalg.inv, matrix(4, 4), name="inv"), case(np.linalg.inv, matrix(2, 3, 3), name="inv-stack"),
+    case(np.linalg.det, matrix(4, 4), name="det"), case(np.linalg.det, matrix(2, 3, 3), name="det-stack"),
+    case(np.linalg.slogdet, matrix(4, 4), name="slogdet"), case(np.linalg.slogdet, matrix(2, 3, 3), name="slogdet-stack"),
+    case(np.linalg.solve, matrix(4, 4), normal(4), wrt=(0, 1), name="solve-vector"),
+    case(np.linalg.solve, matrix(4, 4), normal(4, 2), wrt=(0, 1), name="solve-matrix"),
+    case(np.linalg.solve, matrix(2, 3, 3), normal(2, 3, 2), wrt=(0, 1), name="solve-stack"),
+    case(np.linalg.solve, matrix(3, 3), normal(2, 3, 2), wrt=(0, 1), name="solve-broadcast-a"),
+    case(np.trace, normal(4, 4), name="trace"), case(np.trace, normal(3, 5), 1, name="trace-offset"),
+    case(np.trace, normal(3, 4, 5), -1, 2, 1, name="trace-axes"))
+if np.lib.NumpyVersion(np.__version__) >= "2.0.0":
+    add(case(np.linalg.solve, matrix(2, 3, 3), normal(3), wrt=(0, 1), name="solve-stack-vector"),
+        case(np.linalg.trace, normal(2, 3, 4), offset=1, name="linalg.trace"),
+        case(np.linalg.matmul, normal(2, 3, 4), normal(4, 2), wrt=(0, 1), name="linalg.matmul"),
+        case(np.linalg.outer, normal(3), normal(4), wrt=(0, 1), name="linalg.outer"),
+        case(np.linalg.tensordot, normal(3, 4), normal(4, 2), axes=1, wrt=(0, 1), name="linalg.tensordot"),
+        case(np.vecdot, normal(3, 4), normal(4), wrt=(0, 1), name="vecdot"),
+        case(np.vecdot, normal(4, 3), normal(4, 1), axis=0, wrt=(0, 1), name="vecdot-axis0"),
+        case(np.linalg.vecdot, normal(2, 3, 4), normal(3, 4), wrt=(0, 1), name="linalg.vecdot"))
+
+# --- math module and builtins -----------------------------------------------------
+
+MATH = [(math.exp, REAL), (math.expm1, REAL), (math.log, POS), (math.log1p, POS), (math.log2, POS),
+        (math.log10, POS), (math.sqrt, POS), (math.fabs, (0.2, 2.0)), (math.fabs, (-2.0, -0.2)), (math.sin, REAL),
+        (math.cos, REAL), (math.tan, UNIT), (math.asin, UNIT), (math.acos, UNIT), (math.atan, REAL),
+        (math.sinh, REAL), (math.cosh, REAL), (math.tanh, REAL), (math.asinh, REAL), (math.acosh, ABOVE1),
+        (math.atanh, UNIT), (math.degrees, REAL), (math.radians, REAL), (math.erf, REAL), (math.erfc, REAL),
+        (builtins.abs, (-2.0, -0.2)), (builtins.float, REAL)]
+if hasattr(math, "cbrt"):
+    MATH += [(math.cbrt, POS), (math.exp2, REAL)]
+for fn, domain in MATH:
+    for seed_shift in range(2):
+        add(case(fn, scalar(*domain), name=f"math.{fn.__name__}-{domain}-{seed_shift}"))
+add(case(math.log, scalar(*POS), scalar(1.5, 4.0), wrt=(0, 1), name="math.log-base"),
+    case(math.pow, scalar(*POS), scalar(*REAL), wrt=(0, 1), name="math.pow"),
+    case(math.pow, scalar(-2.0, -0.5), 3.0, name="math.pow-negative-base"),
+    case(math.atan2, scalar(), scalar(0.2, 2.0), wrt=(0, 1), name="math.atan2"),
+    case(math.atan2, scalar(), scalar(-2.0, -0.2), wrt=(0, 1), name="math.atan2-negative-x"),
+    case(math.hypot, scalar(), scalar(0.2, 1.0), wrt=(0, 1), name="math.hypot"),
+    case(math.hypot, scalar(), scalar(), scalar(0.2, 1.0), wrt=(0, 1, 2), name="math.hypot-3"),
+    case(math.copysign, scalar(0.2, 2.0), -1.0, name="math.copysign"),
+    case(builtins.abs, away(3, 4), name="abs-array"),
+    case(builtins.pow, scalar(*POS), scalar(), wrt=(0, 1), name="pow-floats"),
+    case(builtins.pow, uniform(0.5, 2.0, 3, 4), normal(4), wrt=(0, 1), name="pow-arrays"))
+
+# --- containers ---------------------------------------------------------------------
+
+add(case(np.array, arrays((3,), (3,)), name="array-list"),
+    case(np.asarray, normal(3, 4), name="asarray"),
+    case(builtins.sum, arrays((3,), (3,), (3,)), name="builtin-sum"),
+    case(primitives.list_append, arrays((3,), (2,)), normal(4), wrt=(0, 1), name="list_append"),
+    case(primitives.seq_getitem, arrays((3,), (2,)), 1, name="seq_getitem"))
+
+
+def _id(c):
+    return c.name or getattr(c.primitive, "__name__", "?")
+
+
+@pytest.mark.parametrize("case", CASES, ids=[_id(c) for c in CASES])
+def test_rule_matches_finite_differences(case):
+    for seed in (0, 1):
+        check_rule(case, seed)
+
+
+def test_case_names_unique():
+    names = [_id(c) for c in CASES]
+    assert len(names) == len(set(names))
+
+
+# --- coverage: every primitive the issue lists has a rule or is declared nondifferentiable ---
+
+REQUIRED_RULES = [
+    operator.add, operator.sub, operator.mul, operator.truediv, operator.pow, operator.matmul, operator.neg,
+    np.exp, np.exp2, np.log, np.log2, np.log10, np.log1p, np.expm1, np.sqrt, np.cbrt, np.square, np.reciprocal,
+    np.sin, np.cos, np.tan, np.arcsin, np.arccos, np.arctan, np.arctan2, np.sinh, np.cosh, np.tanh, np.abs,
+    np.absolute, np.fabs, np.maximum, np.minimum, np.fmax, np.fmin, np.where, np.clip, np.power, np.hypot,
+    np.logaddexp, np.logaddexp2, np.add, np.subtract, np.multiply, np.divide, np.true_divide, np.negative,
+    np.positive, np.sinc, np.real, np.conj,
+    np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin, np.var, np.std, np.cumsum, np.cumprod,
+    np.dot, np.matmul, np.inner, np.outer, np.tensordot, np.einsum,
+    np.copy, primitives.astype, np.transpose, np.swapaxes, np.moveaxis, np.reshape, np.ravel, np.squeeze,
+    np.expand_dims, np.concatenate, np.stack, np.hstack, np.vstack, np.broadcast_to, np.tile, np.repeat, np.flip,
+    np.diag, np.trace, np.triu, np.tril, np.take,
+    np.linalg.norm, np.linalg.inv, np.linalg.det, np.linalg.slogdet, np.linalg.solve,
+    math.sin, math.cos, math.tan, math.asin, math.acos, math.atan, math.atan2, math.sinh, math.cosh, math.tanh,
+    math.exp, math.expm1, math.log, math.log1p, math.log2, math.log10, math.sqrt, math.pow, math.hypot,
+    math.fabs, math.erf, math.erfc,
+]
+REQUIRED_NONDIFFERENTIABLE = [
+    np.shape, np.ndim, np.size, np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.full_like,
+    np.arange, np.linspace, np.eye, np.identity, np.argmax, np.argmin, np.argsort, np.sign, np.floor, np.ceil,
+    np.round, np.around, np.rint, np.trunc, np.equal, np.not_equal, np.less, np.less_equal, np.greater,
+    np.greater_equal, np.logical_and, np.logical_or, np.logical_not, np.logical_xor, np.isclose, np.allclose,
+    np.searchsorted, np.unique, np.isnan, np.isinf, np.isfinite, np.all, np.any, np.nonzero, np.count_nonzero,
+    operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne, operator.not_,
+    math.floor, math.ceil, math.isnan, builtins.len, builtins.range, builtins.int, builtins.round,
+    np.random.rand, np.random.randn, np.random.normal, np.random.default_rng,
+]
+
+
+@pytest.mark.parametrize("primitive", REQUIRED_RULES, ids=lambda p: getattr(p, "__name__", str(p)))
+def test_required_rule_exists(primitive):
+    assert rule_for(primitive) is not None
+
+
+@pytest.mark.parametrize("primitive", REQUIRED_NONDIFFERENTIABLE, ids=lambda p: getattr(p, "__name__", str(p)))
+def test_required_nondifferentiable(primitive):
+    assert is_nondifferentiable(primitive) and rule_for(primitive) is None
+
+
+def test_every_rule_is_tested():
+    tested = {id(c.primitive) for c in CASES}
+    untested = [r.primitive for r in _RULES.values() if id(r.primitive) not in tested]
+    assert not untested, f"rules without a finite-difference case: {untested}"
+
+
+def test_nothing_is_both_rule_and_nondifferentiable():
+    from s2sgrad.rules.registry import _NONDIFFERENTIABLE
+    assert not set(_RULES) & set(_NONDIFFERENTIABLE)
+
+
+# --- the form of the templates ------------------------------------------------------
+
+OWN_MODULES = ["ufuncs", "reductions", "shapes", "linalg", "math_scalar"]
+OWN_RULES = [r for r in {id(r.template): r for r in _RULES.values()}.values()
+             if r.template.__module__.rsplit(".", 1)[-1] in OWN_MODULES]
+
+
+@pytest.mark.parametrize("rule", OWN_RULES, ids=lambda r: f"{r.template.__module__.rsplit('.', 1)[-1]}.{r.template.__name__}")
+def test_template_form(rule):
+    """Straight-line assignments that read only parameters, d, np, math, the runtime and their own temporaries."""
+    params = set(rule.signature.parameters)
+    allowed = params | {rule.output, "d", "np", "math"} | set(runtime.__all__)
+    assigned = set()
+    for stmt in rule.body:
+        assert isinstance(stmt, ast.Assign) and len(stmt.targets) == 1, ast.unparse(stmt)
+        target = stmt.targets[0]
+        name = adjoint_name(target)
+        assert name in params if name is not None else isinstance(target, ast.Name), ast.unparse(stmt)
+        bound = {n.id for comp in ast.walk(stmt.value) if isinstance(comp, ast.comprehension)
+                 for n in ast.walk(comp.target) if isinstance(n, ast.Name)}
+        for node in ast.walk(stmt.value):
+            if isinstance(node, ast.Name):
+                assert node.id in allowed | assigned | bound, f"{node.id!r} in {ast.unparse(stmt)}"
+            if adjoint_name(node) is not None:
+                assert adjoint_name(node) == rule.output, ast.unparse(stmt)
+        if name is None:
+            assigned.add(target.id)
+
+
+def test_runtime_helpers_documented():
+    for name in runtime.__all__:
+        assert inspect.getdoc(getattr(runtime, name)), name
+
+
+def test_rule_modules_import_cleanly():
+    for module in OWN_MODULES + ["nondifferentiable"]:
+        importlib.import_module(f"s2sgrad.rules.{module}")
