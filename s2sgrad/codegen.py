@@ -110,9 +110,13 @@ def _fold_block(block: list, uses, assigned, foldable) -> bool:
                     later = block[j]
                     header = _header(later)
                     if any(name in _reads(h) for h in header):
-                        target = header[0]
                         replacer = _Replace(name, stmt.value)
-                        replacer.visit(target)
+                        if isinstance(later, ast.If):
+                            later.test = replacer.visit(later.test)
+                        elif isinstance(later, ast.For):
+                            later.iter = replacer.visit(later.iter)
+                        else:
+                            replacer.visit(later)
                         if replacer.done:
                             _keep_origin(later, stmt)
                             del block[i]

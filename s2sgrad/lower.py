@@ -49,7 +49,7 @@ def assert_true(test, message=None):
     assert test, message
 
 
-primitives._INTERNAL[assert_true] = "assert_true"
+primitives.INTERNAL[assert_true] = "assert_true"
 
 
 @dataclass(eq=False)
@@ -224,7 +224,8 @@ class Lowerer:
                 raise self.error("list.append takes one argument", value)
             name = value.func.value.id
             item = self.atom(value.args[0])
-            self.emit(self.define(name), Op(primitives.list_append, [Var(self.lookup_local(name)), item]))
+            appended = Op(primitives.list_append, [Var(self.lookup_local(name)), item])
+            self.emit(self.define(name), appended)
             return
         if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute) \
                 and isinstance(value.func.value, gast.Name) and isinstance(self.env.get(value.func.value.id), str):
@@ -273,7 +274,8 @@ class Lowerer:
         elif isinstance(target, gast.Subscript):
             array = self.array_target(target)
             index = self.index(target.slice)
-            self.emit(self.define(array), Op(primitives.setitem, [Var(self.lookup_local(array)), index, value]))
+            written = Op(primitives.setitem, [Var(self.lookup_local(array)), index, value])
+            self.emit(self.define(array), written)
         else:
             raise self.error("assignment to an attribute is not supported", target,
                              "assign to a local name instead")
@@ -290,14 +292,16 @@ class Lowerer:
         if isinstance(target, gast.Name):
             current = self.name_atom(target.id, target)
             operand = self.atom(stmt.value)
-            self.emit(self.define(target.id), Op(fn, [current, operand]))
+            updated = Op(fn, [current, operand])
+            self.emit(self.define(target.id), updated)
         elif isinstance(target, gast.Subscript):
             array = self.array_target(target)
             index = self.index(target.slice)
             item = self.bind(Op(operator.getitem, [Var(self.lookup_local(array)), index]), "item")
             operand = self.atom(stmt.value)
             updated = self.bind(Op(fn, [item, operand]), "item")
-            self.emit(self.define(array), Op(primitives.setitem, [Var(self.lookup_local(array)), index, updated]))
+            written = Op(primitives.setitem, [Var(self.lookup_local(array)), index, updated])
+            self.emit(self.define(array), written)
         else:
             raise self.error("augmented assignment to an attribute is not supported", target)
 

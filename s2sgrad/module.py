@@ -143,12 +143,12 @@ class GradientModule:
             self.in_progress.pop()
         return names
 
-    def build_callee(self, fn, mask, names, loc) -> None:
+    def build_callee(self, fn, mask, function_names, loc) -> None:
         lowered, names = self.prepare(fn)
         wrt = [p for p, m in zip(lowered.params, mask) if m]
         analysis = analyze(lowered, wrt)
         sweeps = Reverse(lowered, wrt, analysis, self, names).run()
-        forward_name, backward_name = names
+        forward_name, backward_name = function_names
         if not any(mask):
             node = _function(forward_name, lowered.params, [*sweeps.forward, ast.Return(sweeps.result)])
             self.functions.append(self.tidy(node, names))

@@ -66,7 +66,7 @@ UNARY_OF_AST = {v.__name__: k for k, v in UNARY.items()}
 COMPARE_OF_AST = {v.__name__: k for k, v in COMPARE.items()}
 COMPARE_OF_AST["NotIn"] = not_in
 
-_INTERNAL = {make_tuple: "make_tuple", make_list: "make_list", seq_getitem: "seq_getitem",
+INTERNAL = {make_tuple: "make_tuple", make_list: "make_list", seq_getitem: "seq_getitem",
              astype: "astype", setitem: "setitem", list_append: "list_append", not_in: "not_in"}
 
 
@@ -76,8 +76,8 @@ def python_name(fn) -> str | None:
         >>> python_name(np.linalg.norm), python_name(math.exp), python_name(len)
         ('np.linalg.norm', 'math.exp', 'len')
     """
-    if fn in _INTERNAL:
-        return _INTERNAL[fn]
+    if fn in INTERNAL:
+        return INTERNAL[fn]
     name = getattr(fn, "__name__", None)
     if name is None:
         return None

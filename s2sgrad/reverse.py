@@ -51,9 +51,12 @@ def _origin(node, origin):
 
 
 def is_user_function(fn) -> bool:
+    """Is `fn` transformed itself (rather than applied through a derivative rule)?"""
     from .lower import LiftedFunction
-    return isinstance(fn, LiftedFunction) or (inspect.isfunction(fn) and rule_for(fn) is None
-                                             and not is_nondifferentiable(fn))
+    if isinstance(fn, LiftedFunction):
+        return True
+    return inspect.isfunction(fn) and rule_for(fn) is None and not is_nondifferentiable(fn) \
+        and fn not in primitives.INTERNAL
 
 
 @dataclass

@@ -276,9 +276,21 @@ def _einsum_explicit(subscripts, operands):
 
 
 def einsum_grad(g, subscripts, operands):
-    """The gradients of ``np.einsum(subscripts, *operands)``, one per operand, as a list."""
-    inputs, output = _einsum_explicit(subscripts, operands)
-    return [_einsum_grad_one(g, inputs, output, operands, i) for i in range(len(operands))]
+    """The gradients of ``np.einsum(subscripts, *operands)``, one per operand, each computed when indexed."""
+    return _EinsumGrads(g, *_einsum_explicit(subscripts, operands), operands)
+
+
+class _EinsumGrads:
+    """``einsum_grad(...)[i]``: the gradient with respect to operand i, computed only for the i asked for."""
+
+    def __init__(self, g, inputs, output, operands):
+        self.g, self.inputs, self.output, self.operands = g, inputs, output, operands
+
+    def __len__(self):
+        return len(self.operands)
+
+    def __getitem__(self, i):
+        return _einsum_grad_one(self.g, self.inputs, self.output, self.operands, range(len(self.operands))[i])
 
 
 def _einsum_grad_one(g, inputs, output, operands, i):

@@ -8,7 +8,7 @@ import builtins
 import numpy as np
 
 from .. import primitives
-from ..runtime import grad_or_zeros, seq_scatter, unbroadcast, unstack
+from ..runtime import densify, grad_or_zeros, seq_scatter, setitem, unbroadcast, unstack
 from .registry import adjoint, d
 
 
@@ -37,3 +37,9 @@ def array(y, object, dtype=None):
 def sum(y, iterable, start=0):
     d[iterable] = [unbroadcast(d[y], x) for x in iterable]
     d[start] = unbroadcast(d[y], start)
+
+
+@adjoint(primitives.setitem)
+def write(y, x, index, value):
+    d[x] = setitem(densify(d[y]), index, 0.0)
+    d[value] = unbroadcast(densify(d[y])[index], value)

@@ -21,7 +21,7 @@ def astype(y, x, dtype):
 
 @adjoint(np.reshape)
 def reshape(y, a, /, shape=None, order="C", *, newshape=None, copy=None):
-    d[a] = np.reshape(d[y], np.shape(a))
+    d[a] = np.reshape(d[y], np.shape(a), order=order)
 
 
 @adjoint(np.ravel)
