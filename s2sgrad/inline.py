@@ -95,8 +95,12 @@ def _target_atom(target, bindings):
     return None
 
 
-def expand(rule: Rule, op: Op, result: str, adjoint: ast.expr, is_active, names) -> list:
-    """The statements and `Contribution`s that apply `rule` at `op` (whose value is named `result`)."""
+def expand(rule: Rule, op: Op, result: str, adjoint: ast.expr, is_active, names, same_shape=None) -> list:
+    """The statements and `Contribution`s that apply `rule` at `op` (whose value is named `result`).
+
+    `same_shape(atom, result)` says whether an argument certainly has the result's shape;
+    ``unbroadcast`` is left out where it does.
+    """
     bindings = bind(rule, op)
     temps = {}
     for stmt in rule.body:
@@ -121,10 +125,59 @@ def expand(rule: Rule, op: Op, result: str, adjoint: ast.expr, is_active, names)
                         steps.append(Contribution(item, ast.Subscript(expr, ast.Constant(k), ast.Load())))
                 continue
             if is_active(atom):
-                steps.append(Contribution(atom, substitute.visit(copy.deepcopy(stmt.value))))
+                expr = substitute.visit(copy.deepcopy(stmt.value))
+                expr = _FoldConstants().visit(expr)
+                if same_shape is not None:
+                    expr = _Unbroadcast(lambda a: same_shape(a, result)).visit(expr)
+                steps.append(Contribution(atom, expr))
         else:
             steps.append(substitute.visit(copy.deepcopy(stmt)))
+    for step in steps:
+        if isinstance(step, Contribution):
+            step.expr = _FoldConstants().visit(step.expr)
+        else:
+            _FoldConstants().visit(step)
     return _drop_unused(steps)
+
+
+class _FoldConstants(ast.NodeTransformer):
+    """Evaluate tests on constants left by substitution: ``a if None is None else b`` -> ``a``."""
+
+    def visit_IfExp(self, node):
+        self.generic_visit(node)
+        if isinstance(node.test, ast.Constant):
+            return node.body if node.test.value else node.orelse
+        return node
+
+    def _fold(self, node):
+        self.generic_visit(node)
+        if all(isinstance(n, (ast.Constant, ast.Tuple, ast.List, ast.Load, ast.cmpop, ast.boolop,
+                              ast.unaryop, ast.Compare, ast.BoolOp, ast.UnaryOp, ast.expr_context))
+               for n in ast.walk(node)):
+            try:
+                return ast.Constant(eval(compile(ast.Expression(node), "<rule>", "eval"), {"__builtins__": {}}))
+            except Exception:
+                return node
+        return node
+
+    visit_Compare = visit_BoolOp = visit_UnaryOp = _fold
+
+
+class _Unbroadcast(ast.NodeTransformer):
+    """``unbroadcast(g, x)`` -> ``g`` where x certainly has the result's shape."""
+
+    def __init__(self, same):
+        self.same = same
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if isinstance(node.func, ast.Name) and node.func.id == "unbroadcast" and len(node.args) == 2:
+            like = node.args[1]
+            atom = Var(like.id) if isinstance(like, ast.Name) else \
+                Const(like.value) if isinstance(like, ast.Constant) else None
+            if atom is not None and self.same(atom):
+                return node.args[0]
+        return node
 
 
 def _drop_unused(steps: list) -> list:

@@ -431,7 +431,18 @@ class Lowerer:
         return self.value(gast.BoolOp(op=gast.And(), values=pairs))
 
     def expr_BoolOp(self, node):
-        """``a and b`` evaluates b only if a is true: a branch, as Python runs it."""
+        """``a and b`` evaluates b only if a is true: a branch, as Python runs it.
+
+        Conditions that cannot fail or change anything (comparisons of names and
+        constants) are combined directly instead.
+        """
+        if all(_is_plain_condition(v) for v in node.values):
+            combine = primitives.both if isinstance(node.op, gast.And) else primitives.either
+            atoms = [self.atom(v) for v in node.values]
+            result = atoms[0]
+            for atom in atoms[1:]:
+                result = self.bind(Op(combine, [result, atom]), "test")
+            return result
         first = self.atom(node.values[0])
         if len(node.values) == 1:
             return first
@@ -560,6 +571,21 @@ class Lowerer:
 
     def expr_Starred(self, node):
         raise self.error("starred expressions are not supported", node)
+
+
+def _is_plain_condition(node) -> bool:
+    """A comparison or negation of names, constants and attributes: evaluating it cannot fail."""
+    def simple(n):
+        return isinstance(n, (gast.Name, gast.Constant)) or \
+            (isinstance(n, gast.Attribute) and simple(n.value))
+    if isinstance(node, gast.Compare):
+        return simple(node.left) and all(simple(c) for c in node.comparators) \
+            and not any(isinstance(op, (gast.In, gast.NotIn)) for op in node.ops)
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.Not):
+        return simple(node.operand) or _is_plain_condition(node.operand)
+    if isinstance(node, gast.BoolOp):
+        return all(_is_plain_condition(v) for v in node.values)
+    return isinstance(node, gast.Constant)
 
 
 def _hint(name: str) -> str:

@@ -11,8 +11,10 @@ import ast
 import inspect
 import os
 
+import numpy as np
+
 from . import ir, runtime
-from .analyze import SEQ, TENSOR, analyze
+from .analyze import SCALAR, SEQ, TENSOR, analyze
 from .codegen import comment_line, compile_module, fold, render
 from .coalesce import coalesce
 from .errors import NonScalarOutput, S2SGradError, UnsupportedSyntax
@@ -30,8 +32,10 @@ from s2sgrad.runtime import *
 
 
 def kind_of(value) -> str:
-    """How an argument's adjoints add up: tensor (numbers, arrays) or seq (lists, tuples, dicts)."""
-    return SEQ if isinstance(value, (list, tuple, dict)) else TENSOR
+    """What generated code is specialized on: a scalar, an array (tensor), or a list/tuple/dict (seq)."""
+    if isinstance(value, (list, tuple, dict)):
+        return SEQ
+    return SCALAR if isinstance(value, (float, int, complex, np.number)) else TENSOR
 
 
 class GradientModule:

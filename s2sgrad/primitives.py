@@ -60,6 +60,16 @@ def not_in(container, item):
     return item not in container
 
 
+def both(a, b):
+    """``a and b`` of two conditions that are safe to evaluate together."""
+    return a and b
+
+
+def either(a, b):
+    """``a or b`` of two conditions that are safe to evaluate together."""
+    return a or b
+
+
 # Syntax node class name (the same in ast and gast) -> the function it applies.
 BINARY_OF_AST = {v.__name__: k for k, v in BINARY.items()}
 UNARY_OF_AST = {v.__name__: k for k, v in UNARY.items()}
@@ -67,7 +77,8 @@ COMPARE_OF_AST = {v.__name__: k for k, v in COMPARE.items()}
 COMPARE_OF_AST["NotIn"] = not_in
 
 INTERNAL = {make_tuple: "make_tuple", make_list: "make_list", seq_getitem: "seq_getitem",
-             astype: "astype", setitem: "setitem", list_append: "list_append", not_in: "not_in"}
+             astype: "astype", setitem: "setitem", list_append: "list_append", not_in: "not_in",
+             both: "both", either: "either"}
 
 
 def python_name(fn) -> str | None:
@@ -151,6 +162,8 @@ def expression(fn, args: list[ast.expr], kwargs: dict[str, ast.expr], name: str 
             return ast.Compare(args[0], [COMPARE[fn]()], [args[1]])
         if fn is not_in:
             return ast.Compare(args[1], [ast.NotIn()], [args[0]])
+        if fn in (both, either):
+            return ast.BoolOp(ast.And() if fn is both else ast.Or(), list(args))
         if fn in (operator.getitem, seq_getitem) and len(args) == 2:
             return ast.Subscript(args[0], index_expression(args[1]), ast.Load())
         if fn is make_tuple:

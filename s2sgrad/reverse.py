@@ -216,7 +216,7 @@ class Reverse:
                 f"register one with @s2sgrad.adjoint({value.name or name}), or wrap the argument in "
                 "s2sgrad.stop_gradient(...) if no gradient should flow through it")
         out = []
-        for step in expand(rule, value, target, dtarget, self.is_active, self.names):
+        for step in expand(rule, value, target, dtarget, self.is_active, self.names, self.analysis.shapes.same):
             if isinstance(step, Contribution):
                 out += self.contribute(step.atom, step.expr, origin)
             else:

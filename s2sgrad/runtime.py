@@ -159,7 +159,7 @@ def seq_scatter(g, x, index):
             out[i] = gi
     else:
         out[index] = g
-    return type(x)(out) if isinstance(x, tuple) else out
+    return tuple(out) if isinstance(x, tuple) else out
 
 
 def add_grads(a, b):
@@ -223,9 +223,9 @@ def matmul_grad_a(g, a, b):
 def matmul_grad_b(g, a, b):
     """The gradient of ``a @ b`` with respect to `b`, for vectors, matrices and stacks of them."""
     if np.ndim(a) == 1:
-        return unbroadcast(np.multiply.outer(a, g), b) if np.ndim(b) > 1 else g * a
+        return unbroadcast(a[:, None] * np.expand_dims(g, -2), b) if np.ndim(b) > 1 else g * a
     if np.ndim(b) == 1:
-        return unbroadcast(np.swapaxes(a, -1, -2) @ g, b)
+        return unbroadcast((np.swapaxes(a, -1, -2) @ np.expand_dims(g, -1))[..., 0], b)
     return unbroadcast(np.swapaxes(a, -1, -2) @ g, b)
 
 

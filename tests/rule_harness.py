@@ -55,7 +55,7 @@ class _Rewrite(ast.NodeTransformer):
 
 
 def live_statements(body: list[ast.stmt], wanted: set[str]) -> list[ast.stmt]:
-    """The statements needed for the adjoints of `wanted`: ``d[x] = ...`` for x in wanted, and the temporaries they read."""
+    """The statements the adjoints of `wanted` need: their ``d[x] = ...`` and the temporaries those read."""
     kept, needed = [], set()
     for stmt in reversed(body):
         keep = True

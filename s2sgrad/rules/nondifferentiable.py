@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from .. import primitives
 from .registry import nondifferentiable
 
 _NUMPY = """
@@ -50,3 +51,5 @@ nondifferentiable(
     *_existing(builtins, _BUILTINS),
     *_existing(math, _MATH),
 )
+
+nondifferentiable(primitives.both, primitives.either, primitives.not_in)

@@ -59,7 +59,7 @@ def cumprod(y, a, axis=None, dtype=None, out=None):
 @adjoint(np.linalg.norm)
 def norm(y, x, ord=None, axis=None, keepdims=False):
     """The 2-norm and the Frobenius norm inline; the other orders in `norm_grad`."""
-    d[x] = (unreduce(d[y] / y, x, axis, keepdims) * x if ord is None or ord == "fro"
+    d[x] = (unreduce(d[y] / y, x, axis, keepdims) * x if ord in (None, "fro")
             else norm_grad(d[y], y, x, ord, axis, keepdims))
 
 

@@ -47,7 +47,8 @@ def atleast_1d(y, ary):
 
 @adjoint(np.transpose)
 def transpose(y, a, axes=None):
-    d[a] = np.transpose(d[y]) if axes is None else np.moveaxis(d[y], np.arange(np.ndim(a)), axes)
+    """Axis i of the result is axis ``axes[i]`` of `a`: move it back (no `axes` reverses them all)."""
+    d[a] = np.moveaxis(d[y], np.arange(np.ndim(a)), axes) if np.ndim(axes) else np.transpose(d[y])
 
 
 @adjoint(np.swapaxes)
