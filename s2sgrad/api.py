@@ -195,28 +195,53 @@ def source(f: Callable, wrt: Wrt = 0, *, mode: str = "grad", stage: str = "gradi
     return generated(f, names, mode, kinds, **options).source
 
 
+def _flatten(value):
+    """The float leaves of a number, array, or list/tuple/dict of them, and a function rebuilding it."""
+    if isinstance(value, (list, tuple)):
+        parts = [_flatten(v) for v in value]
+        leaves = [leaf for p in parts for leaf in p[0]]
+        sizes = [len(p[0]) for p in parts]
+
+        def rebuild(new):
+            out, k = [], 0
+            for (_, build), n in zip(parts, sizes):
+                out.append(build(new[k:k + n]))
+                k += n
+            return type(value)(out)
+        return leaves, rebuild
+    if isinstance(value, dict):
+        keys = list(value)
+        leaves, build = _flatten([value[k] for k in keys])
+        return leaves, lambda new: dict(zip(keys, build(new)))
+    if np.ndim(value) == 0 and not isinstance(value, np.ndarray):
+        return [np.asarray(value, dtype=float)], lambda new: float(new[0])
+    return [np.asarray(value, dtype=float)], lambda new: new[0]
+
+
 def check_grad(f: Callable, *args, wrt: Wrt = 0, eps: float = 1e-6, seed: int = 0) -> float:
-    """Largest relative difference between `grad(f)` and central finite differences at `args`.
+    """Largest relative difference between `grad(f)` and central finite differences at `args`,
+    along a random direction for each `wrt` argument (which may be a list, tuple or dict of arrays).
 
         >>> check_grad(lambda x: np.sum(x ** 3), np.ones(3)) < 1e-6     # doctest: +SKIP
         True
     """
-    names, many = wrt_names(getattr(f, "__wrapped__", f), wrt)
+    target = getattr(f, "__wrapped__", f)
+    names, _ = wrt_names(target, wrt)
     grads = grad(f, tuple(names))(*args)
-    params = _parameters(getattr(f, "__wrapped__", f))
+    params = _parameters(target)
     worst = 0.0
     rng = np.random.default_rng(seed)
     for name, g in zip(names, grads):
         k = params.index(name)
-        x = np.asarray(args[k], dtype=float)
-        direction = rng.standard_normal(x.shape)
+        leaves, rebuild = _flatten(args[k])
+        directions = [rng.standard_normal(leaf.shape) for leaf in leaves]
 
         def at(t):
             moved = list(args)
-            moved[k] = x + t * direction if x.ndim else float(x + t * direction)
+            moved[k] = rebuild([leaf + t * v for leaf, v in zip(leaves, directions)])
             return float(f(*moved))
         numeric = (at(eps) - at(-eps)) / (2 * eps)
-        analytic = float(np.sum(np.asarray(g) * direction))
+        analytic = sum(float(np.sum(np.asarray(gl) * v)) for gl, v in zip(_flatten(g)[0], directions))
         worst = max(worst, abs(numeric - analytic) / max(1.0, abs(numeric), abs(analytic)))
     return worst
 

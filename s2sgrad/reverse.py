@@ -23,6 +23,7 @@ from . import primitives
 from .analyze import TENSOR, Analysis
 from .errors import NoDerivativeRule
 from .inline import Contribution, expand
+from .inplace import MUTATIONS, in_place_writes
 from .ir import Assign, Const, Function, Global, If, Op, Var, While, atom_expr, captures, value_expr, writes
 from .rules import is_nondifferentiable, rule_for
 
@@ -111,6 +112,7 @@ class Reverse:
                 grads.append(_call("complete", _name(self.adjoint_name(param)), _name(param)))
             else:
                 grads.append(_name(self.adjoint_name(param)))
+        self.in_place = in_place_writes(self.fn, backward)
         forward = self.forward_block(self.fn.body)
         return Sweeps(forward, backward, atom_expr(result), seed, grads)
 
@@ -346,7 +348,20 @@ class Reverse:
             return self.forward_call(stmt)
         if stmt.target is None:
             return [_origin(ast.Expr(value_expr(value)), stmt.loc)]
+        if isinstance(value, Op) and value.fn in MUTATIONS and value.args[0].name in self.in_place:
+            return self.write_in_place(stmt)
         return [_assign(stmt.target, value_expr(value), stmt.loc)]
+
+    def write_in_place(self, stmt: Assign) -> list:
+        """``y_1 = setitem(y, i, v)`` as ``y[i] = v`` (and ``list_append`` as ``.append``)."""
+        op = stmt.value
+        obj = atom_expr(op.args[0])
+        if op.fn is primitives.setitem:
+            write = ast.Assign([ast.Subscript(obj, primitives.index_expression(atom_expr(op.args[1])), ast.Store())],
+                               atom_expr(op.args[2]))
+        else:
+            write = ast.Expr(ast.Call(ast.Attribute(obj, "append", ast.Load()), [atom_expr(op.args[1])], []))
+        return [_origin(write, stmt.loc), _assign(stmt.target, atom_expr(op.args[0]), stmt.loc)]
 
     def forward_call(self, stmt: Assign) -> list:
         op = stmt.value
