@@ -39,7 +39,8 @@ METHODS = {
     "trace": np.trace, "diagonal": np.diagonal, "any": np.any, "all": np.all,
     "conj": np.conj, "repeat": np.repeat, "nonzero": np.nonzero,
 }
-VARARG_METHODS = {"reshape", "transpose"}          # x.reshape(2, 3) means np.reshape(x, (2, 3))
+VARARG_METHODS = {"reshape", "transpose"}
+VIEW_METHODS = {"reshape", "transpose", "ravel", "squeeze", "swapaxes", "view", "T"}          # x.reshape(2, 3) means np.reshape(x, (2, 3))
 ATTRIBUTES = {"T": np.transpose, "shape": np.shape, "ndim": np.ndim, "size": np.size,
               "real": np.real, "imag": np.imag}
 
@@ -105,6 +106,8 @@ class Lowerer:
         self.out: list = []                       # the block being built
         self.node = parsed.tree                   # the statement being lowered, for locations
         self.loop_locals: dict[str, object] = {}  # names that exist only inside an earlier loop
+        self.groups: dict[str, int] = {}          # user name -> which object it may share (alias group)
+        self.poisoned: dict[str, tuple] = {}      # user name -> (name, location) of an in-place change to it
 
     # ---------------------------------------------------------------- helpers
 
@@ -115,7 +118,25 @@ class Lowerer:
         name = self.names.fresh(user_name, owner=True)
         self.env[user_name] = name
         self.loop_locals.pop(user_name, None)
+        self.poisoned.pop(user_name, None)
+        self.groups[user_name] = id(name)
         return name
+
+    def share(self, user_name: str, node) -> None:
+        """After ``user_name = <node>``: if node is another local (or a view of one), they share an object."""
+        while isinstance(node, (gast.Subscript, gast.Attribute)) or (
+                isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
+                and node.func.attr in VIEW_METHODS):
+            node = node.value if not isinstance(node, gast.Call) else node.func.value
+        if isinstance(node, gast.Name) and node.id in self.groups and node.id != user_name:
+            self.groups[user_name] = self.groups[node.id]
+
+    def mutated(self, user_name: str, node) -> None:
+        """`user_name` is changed in place: other names for the same object must not be read again."""
+        group = self.groups.get(user_name)
+        for other, g in self.groups.items():
+            if g == group and other != user_name:
+                self.poisoned[other] = (user_name, self.parsed.location(node))
 
     def emit(self, target, value) -> None:
         self.out.append(Assign(target, value, self.parsed.location(self.node)))
@@ -162,6 +183,7 @@ class Lowerer:
         for arg in list(args.args):
             params.append(self.names.take(arg.id))
             self.env[arg.id] = arg.id
+            self.groups[arg.id] = id(arg)
         for name in extra_params:
             params.append(self.names.take(name))
             self.env[name] = name
@@ -225,7 +247,10 @@ class Lowerer:
             name = value.func.value.id
             item = self.atom(value.args[0])
             appended = Op(primitives.list_append, [Var(self.lookup_local(name)), item])
+            self.mutated(name, value)
+            group = self.groups.get(name)
             self.emit(self.define(name), appended)
+            self.groups[name] = group
             return
         if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute) \
                 and isinstance(value.func.value, gast.Name) and isinstance(self.env.get(value.func.value.id), str):
@@ -244,6 +269,7 @@ class Lowerer:
         if len(targets) == 1 and isinstance(targets[0], gast.Name):
             value = self.value(stmt.value)
             self.emit(self.define(targets[0].id), value)
+            self.share(targets[0].id, stmt.value)
             return
         if len(targets) == 1 and isinstance(targets[0], (gast.Tuple, gast.List)) \
                 and isinstance(stmt.value, (gast.Tuple, gast.List)) \
@@ -275,7 +301,10 @@ class Lowerer:
             array = self.array_target(target)
             index = self.index(target.slice)
             written = Op(primitives.setitem, [Var(self.lookup_local(array)), index, value])
+            self.mutated(array, target)
+            group = self.groups.get(array)
             self.emit(self.define(array), written)
+            self.groups[array] = group
         else:
             raise self.error("assignment to an attribute is not supported", target,
                              "assign to a local name instead")
@@ -293,6 +322,7 @@ class Lowerer:
             current = self.name_atom(target.id, target)
             operand = self.atom(stmt.value)
             updated = Op(fn, [current, operand])
+            self.mutated(target.id, stmt)
             self.emit(self.define(target.id), updated)
         elif isinstance(target, gast.Subscript):
             array = self.array_target(target)
@@ -301,7 +331,10 @@ class Lowerer:
             operand = self.atom(stmt.value)
             updated = self.bind(Op(fn, [item, operand]), "item")
             written = Op(primitives.setitem, [Var(self.lookup_local(array)), index, updated])
+            self.mutated(array, target)
+            group = self.groups.get(array)
             self.emit(self.define(array), written)
+            self.groups[array] = group
         else:
             raise self.error("augmented assignment to an attribute is not supported", target)
 
@@ -374,6 +407,13 @@ class Lowerer:
         return self.env[name]
 
     def name_atom(self, name: str, node):
+        if name in self.poisoned:
+            changer, where = self.poisoned[name]
+            raise self.error(
+                f"'{name}' may have been changed in place through '{changer}' (they can be the same object; "
+                f"see line {where.line})", node,
+                f"take a copy where the second name is made (... = ....copy()), or update "
+                f"'{changer}' out of place ({changer} = {changer} + ...)")
         if name in self.env:
             local = self.env[name]
             if isinstance(local, LiftedFunction):
