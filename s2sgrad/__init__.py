@@ -6,7 +6,7 @@
     ...     return np.sum(np.tanh(x) ** 2)
     >>> print(sg.source(f))          # the generated gradient, as plain Python     # doctest: +SKIP
 """
-from .api import check_grad, grad, source, stop_gradient, value_and_grad, vjp
+from .api import check_grad, checkpointed, grad, recompute, source, stop_gradient, value_and_grad, vjp
 from .errors import (NoDerivativeRule, NonScalarOutput, S2SGradError, SourceNotFound, UnsupportedSyntax,
                      WrtError)
 from .rules import adjoint, d
@@ -15,7 +15,8 @@ from .schedules import Online, Periodic, Revolve
 __version__ = "0.1.0"
 
 __all__ = [
-    "grad", "value_and_grad", "vjp", "source", "check_grad", "stop_gradient", "adjoint", "d",
+    "grad", "value_and_grad", "vjp", "source", "check_grad", "stop_gradient", "recompute", "checkpointed",
+    "adjoint", "d",
     "Periodic", "Revolve", "Online",
     "S2SGradError", "UnsupportedSyntax", "NoDerivativeRule", "NonScalarOutput", "WrtError", "SourceNotFound",
 ]

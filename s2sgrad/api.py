@@ -16,10 +16,8 @@ from typing import Any, Callable, Sequence, Union
 import numpy as np
 
 from .errors import S2SGradError, WrtError
-from .ir import to_source
-from .lower import Lowerer
+from .lower import lowered_source
 from .module import GradientModule, kind_of
-from .parse import parse_function
 from .rules.registry import nondifferentiable
 
 Wrt = Union[int, str, Sequence[Union[int, str]]]
@@ -33,6 +31,31 @@ def stop_gradient(x):
 
 
 nondifferentiable(stop_gradient)
+
+
+def recompute(g: Callable) -> Callable:
+    """Mark `g` so that, inside a differentiated function, a call of it stores only its inputs
+    and `g` is run again in the backward sweep (cf. ``tf.recompute_grad``).
+
+    Called outside differentiation it is `g` itself:
+
+        >>> @recompute
+        ... def block(h, W):
+        ...     return np.tanh(W @ h)
+    """
+    g.__s2sgrad_recompute__ = True
+    return g
+
+
+def checkpointed(value, schedule):
+    """`value` itself; in a loop header it marks the loop for checkpointing with `schedule`.
+
+        for t in sg.checkpointed(range(n), sg.Revolve(snapshots=10)):
+            ...
+        while sg.checkpointed(t < T, sg.Online(snapshots=10)):
+            ...
+    """
+    return value
 
 
 def _parameters(f) -> list[str]:
@@ -97,7 +120,10 @@ def generated(f, wrt: list[str], mode: str, kinds: tuple = (), verbose: bool = F
     hit = _CACHE.get(key)
     if hit is not None:
         return hit
-    module = GradientModule()
+    unknown = set(options) - {"checkpoint"}
+    if unknown:
+        raise S2SGradError(f"unknown option(s): {', '.join(sorted(unknown))}")
+    module = GradientModule(checkpoint=options.get("checkpoint"))
     params = _parameters(f)
     arg_kinds = dict(zip(params, kinds))
     node = module.gradient(f, wrt, mode, arg_kinds)
@@ -188,8 +214,7 @@ def source(f: Callable, wrt: Wrt = 0, *, mode: str = "grad", stage: str = "gradi
     """
     f = getattr(f, "__wrapped__", f)
     if stage == "lowered":
-        lowered = Lowerer(parse_function(f)).function()
-        return to_source(lowered) + "\n"
+        return lowered_source(f)
     names, _ = wrt_names(f, wrt)
     kinds = tuple(kind_of(v) for v in _call_values(f, args, {})) if args is not None else ()
     return generated(f, names, mode, kinds, **options).source
@@ -246,4 +271,5 @@ def check_grad(f: Callable, *args, wrt: Wrt = 0, eps: float = 1e-6, seed: int = 
     return worst
 
 
-__all__ = ["grad", "value_and_grad", "vjp", "source", "check_grad", "stop_gradient", "generated", "wrt_names"]
+__all__ = ["grad", "value_and_grad", "vjp", "source", "check_grad", "stop_gradient", "recompute", "checkpointed",
+           "generated", "wrt_names"]

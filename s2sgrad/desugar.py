@@ -127,6 +127,7 @@ class Desugar:
         if isinstance(stmt, gast.For):
             return before + self.for_loop(stmt)
         if isinstance(stmt, gast.While):
+            stmt.test, stmt.checkpoint = self.checkpoint_marker(stmt.test)
             if stmt.orelse:
                 raise self.error("'while ... else' is not supported", stmt,
                                  "use a flag set before 'break' instead of the else clause")
@@ -194,6 +195,7 @@ class Desugar:
                              "use a flag set before 'break' instead of the else clause")
         hint = loop.target.id if isinstance(loop.target, gast.Name) else "item"
         count = self.names.reserve(f"{hint}_count")
+        loop.iter, schedule = self.checkpoint_marker(loop.iter)
         setup, stop, element = self.iteration(loop.iter, count, hint)
         test = gast.Compare(left=_name(count), ops=[gast.Lt()], comparators=[stop])
         step = _assign(count, gast.BinOp(left=_name(count), op=gast.Add(), right=_const(1)))
@@ -201,8 +203,28 @@ class Desugar:
         body = [_located(bind, loop.target), _located(step, loop)] + self.block(loop.body)
         whole = gast.While(test=test, body=body, orelse=[])
         _located(whole, loop)
+        whole.checkpoint = schedule
+        if not contains(loop.body, (gast.Break, gast.Return)):
+            whole.trips = stop                     # the trip count is known on entry
         setup = [_located(s, loop) for s in setup]
         return setup + [_located(_assign(count, _const(0)), loop)] + self.loop_exits(whole)
+
+    def checkpoint_marker(self, node):
+        """``s2sgrad.checkpointed(x, schedule)`` in a loop header: (x, the schedule expression)."""
+        from .api import checkpointed
+        if isinstance(node, gast.Call) and len(node.args) == 2 and not node.keywords:
+            func = node.func
+            path = []
+            while isinstance(func, gast.Attribute):
+                path.append(func.attr)
+                func = func.value
+            if isinstance(func, gast.Name):
+                value = self.parsed.resolve(func.id)
+                for attr in reversed(path):
+                    value = getattr(value, attr, None)
+                if value is checkpointed:
+                    return node.args[0], node.args[1]
+        return node, None
 
     def iteration(self, iterable, count: str, hint: str):
         """Set-up statements, the trip count, and the element for counter `count`."""
@@ -261,6 +283,8 @@ class Desugar:
         has_break = contains(loop.body, (gast.Break, gast.Return))
         has_continue = contains(loop.body, gast.Continue)
         has_return = contains(loop.body, gast.Return)
+        endless = isinstance(loop.test, gast.Constant) and loop.test.value is True \
+            and not contains(loop.body, gast.Break)        # it can end only by returning
         if not (has_break or has_continue):
             return [loop]
         broke = self.names.reserve("broke") if has_break else None
@@ -281,7 +305,9 @@ class Desugar:
             _located(loop.test, loop)
         loop.body = body
         after = []
-        if has_return:
+        if has_return and endless:
+            after.append(_located(gast.Return(value=_name(value)), loop))     # it can end only by returning
+        elif has_return:
             after.append(_located(gast.If(test=_name(returned), body=[gast.Return(value=_name(value))],
                                           orelse=[]), loop))
         return setup + [loop] + after

@@ -81,6 +81,7 @@ class While:
     results: list
     loc: Location | None = None
     checkpoint: object = None        # a schedule from s2sgrad.schedules, or None: store every trip
+    trips: object = None             # an atom holding the trip count when it is known on entry
 
 
 Stmt = Union[Assign, If, While]
@@ -94,6 +95,7 @@ class Function:
     result: Atom
     loc: Location | None = None
     source: object = field(default=None, repr=False)     # the ParsedFunction it came from
+    defaults: list = field(default_factory=list)          # source text of the parameters' defaults
 
 
 def atoms_of(stmt) -> Iterator[Atom]:
@@ -108,6 +110,8 @@ def atoms_of(stmt) -> Iterator[Atom]:
         yield stmt.test
     elif isinstance(stmt, While):
         yield from stmt.inits
+        if stmt.trips is not None:
+            yield stmt.trips
 
 
 def defined_names(stmt) -> list[str]:
@@ -236,7 +240,9 @@ def _function_def(name: str, params: list[str], body: list[ast.stmt]) -> ast.Fun
 def to_ast(fn: Function) -> ast.FunctionDef:
     """The lowered function as a runnable Python function definition."""
     body = _Printer().block(fn.body) + [ast.Return(atom_expr(fn.result))]
-    return ast.fix_missing_locations(_function_def(fn.name, fn.params, body))
+    node = _function_def(fn.name, fn.params, body)
+    node.args.defaults = [ast.parse(d, mode="eval").body for d in fn.defaults]
+    return ast.fix_missing_locations(node)
 
 
 def to_source(fn: Function) -> str:

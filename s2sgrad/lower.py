@@ -14,6 +14,7 @@ nested ``def``s are lifted, their free variables becoming extra parameters.
 """
 from __future__ import annotations
 
+import ast
 import copy
 import operator
 import types
@@ -22,7 +23,7 @@ from dataclasses import dataclass, field
 import gast
 import numpy as np
 
-from . import primitives
+from . import primitives, runtime
 from .desugar import Desugar
 from .errors import UnsupportedSyntax
 from .ir import Assign, Const, Function, Global, If, Op, Var, While
@@ -45,11 +46,7 @@ ATTRIBUTES = {"T": np.transpose, "shape": np.shape, "ndim": np.ndim, "size": np.
               "real": np.real, "imag": np.imag}
 
 
-def assert_true(test, message=None):
-    """The lowered ``assert test, message``."""
-    assert test, message
-
-
+assert_true = runtime.assert_true
 primitives.INTERNAL[assert_true] = "assert_true"
 
 
@@ -59,6 +56,9 @@ class LiftedFunction:
 
     parsed: ParsedFunction
     free: list = field(default_factory=list)
+    recompute: bool = False                  # decorated with s2sgrad.recompute
+    functions: dict = field(default_factory=dict)   # the nested defs it can call
+    defaults: list = field(default_factory=list)    # atoms of its parameters' defaults, as at its def
 
     @property
     def __name__(self):
@@ -68,6 +68,47 @@ class LiftedFunction:
 def lower(parsed: ParsedFunction, extra_params: list[str] = ()) -> Function:
     """Lower `parsed` into an `ir.Function`."""
     return Lowerer(parsed).function(list(extra_params))
+
+
+def lower_function(fn, scalars=()) -> tuple[Function, Names]:
+    """Lower a user function or a LiftedFunction; also returns the names it uses.
+
+    `scalars` names parameters known to hold Python or NumPy scalars.
+    """
+    from .parse import parse_function
+    if isinstance(fn, LiftedFunction):
+        lowerer = Lowerer(fn.parsed, functions=fn.functions)
+        return lowerer.function(list(fn.free)), lowerer.names
+    lowerer = Lowerer(parse_function(fn), scalars=scalars)
+    return lowerer.function(), lowerer.names
+
+
+def lowered_source(fn) -> str:
+    """The lowered form of `fn` as runnable Python, with the nested defs it calls (lifted) first."""
+    from .ir import If, While, to_source
+    lowered, _ = lower_function(fn)
+    parts, seen = [], set()
+
+    def lifted_in(block):
+        for stmt in block:
+            if isinstance(stmt, Assign) and isinstance(stmt.value, Op) and isinstance(stmt.value.fn, LiftedFunction):
+                yield stmt.value.fn
+            elif isinstance(stmt, If):
+                yield from lifted_in(stmt.body)
+                yield from lifted_in(stmt.orelse)
+            elif isinstance(stmt, While):
+                yield from lifted_in(stmt.cond)
+                yield from lifted_in(stmt.body)
+
+    def visit(function):
+        for inner in lifted_in(function.body):
+            if id(inner) not in seen:
+                seen.add(id(inner))
+                inner_lowered, _ = lower_function(inner)
+                visit(inner_lowered)
+                parts.append(to_source(inner_lowered))
+    visit(lowered)
+    return "\n\n".join(parts + [to_source(lowered)]) + "\n"
 
 
 def _identifiers(tree) -> set[str]:
@@ -99,10 +140,11 @@ def _stored_names(stmts) -> list[str]:
 
 
 class Lowerer:
-    def __init__(self, parsed: ParsedFunction, names: Names | None = None):
+    def __init__(self, parsed: ParsedFunction, names: Names | None = None, functions=None, scalars=()):
         self.parsed = parsed
         self.names = names or Names(_identifiers(parsed.tree))
-        self.env: dict[str, object] = {}          # user name -> SSA name (str) or LiftedFunction
+        self.env: dict[str, object] = dict(functions or {})   # user name -> SSA name or LiftedFunction
+        self.scalars: set[str] = set(scalars)     # user names known to hold scalars (no aliasing)
         self.out: list = []                       # the block being built
         self.node = parsed.tree                   # the statement being lowered, for locations
         self.loop_locals: dict[str, object] = {}  # names that exist only inside an earlier loop
@@ -120,7 +162,24 @@ class Lowerer:
         self.loop_locals.pop(user_name, None)
         self.poisoned.pop(user_name, None)
         self.groups[user_name] = id(name)
+        self.scalars.discard(user_name)
         return name
+
+    def is_scalar(self, node) -> bool:
+        """Does `node` certainly compute a scalar (so that ``+=`` on it rebinds, never mutates)?"""
+        if isinstance(node, gast.Constant):
+            return isinstance(node.value, (int, float, complex)) and not isinstance(node.value, bool)
+        if isinstance(node, gast.Name):
+            return node.id in self.scalars
+        if isinstance(node, gast.BinOp):
+            return self.is_scalar(node.left) and self.is_scalar(node.right)
+        if isinstance(node, gast.UnaryOp):
+            return self.is_scalar(node.operand)
+        if isinstance(node, gast.Call):
+            callee = self.value_kind(node.func)
+            return isinstance(callee, Global) and (callee.value is float or
+                                                   getattr(callee.value, "__module__", None) == "math")
+        return False
 
     def share(self, user_name: str, node) -> None:
         """After ``user_name = <node>``: if node is another local (or a view of one), they share an object."""
@@ -133,6 +192,8 @@ class Lowerer:
 
     def mutated(self, user_name: str, node) -> None:
         """`user_name` is changed in place: other names for the same object must not be read again."""
+        if user_name in self.scalars:
+            return
         group = self.groups.get(user_name)
         for other, g in self.groups.items():
             if g == group and other != user_name:
@@ -189,7 +250,9 @@ class Lowerer:
             self.env[name] = name
         body = Desugar(self.parsed, self.names).function(copy.deepcopy(tree.body))
         result = self.block(body)
-        return Function(tree.name, params, self.out, result, self.parsed.location(tree), self.parsed)
+        function = Function(tree.name, params, self.out, result, self.parsed.location(tree), self.parsed)
+        function.defaults = [ast.unparse(gast.gast_to_ast(d)) for d in tree.args.defaults]
+        return function
 
     def block(self, stmts):
         """Lower statements into self.out; returns the returned atom if the block returns."""
@@ -267,9 +330,12 @@ class Lowerer:
     def stmt_Assign(self, stmt):
         targets = stmt.targets
         if len(targets) == 1 and isinstance(targets[0], gast.Name):
+            scalar = self.is_scalar(stmt.value)
             value = self.value(stmt.value)
             self.emit(self.define(targets[0].id), value)
             self.share(targets[0].id, stmt.value)
+            if scalar:
+                self.scalars.add(targets[0].id)
             return
         if len(targets) == 1 and isinstance(targets[0], (gast.Tuple, gast.List)) \
                 and isinstance(stmt.value, (gast.Tuple, gast.List)) \
@@ -320,10 +386,13 @@ class Lowerer:
         target = stmt.target
         if isinstance(target, gast.Name):
             current = self.name_atom(target.id, target)
+            scalar = self.is_scalar(target) and self.is_scalar(stmt.value)
             operand = self.atom(stmt.value)
             updated = Op(fn, [current, operand])
             self.mutated(target.id, stmt)
             self.emit(self.define(target.id), updated)
+            if scalar:
+                self.scalars.add(target.id)
         elif isinstance(target, gast.Subscript):
             array = self.array_target(target)
             index = self.index(target.slice)
@@ -344,12 +413,26 @@ class Lowerer:
     def lift(self, tree) -> LiftedFunction:
         inner_params = {a.id for a in tree.args.args}
         assigned = set(_stored_names(tree.body)) | inner_params
-        free = sorted({n.id for n in gast.walk(tree) if isinstance(n, gast.Name)
-                       and isinstance(n.ctx, gast.Load) and n.id not in assigned
-                       and n.id in self.env})
+        read = {n.id for n in gast.walk(tree) if isinstance(n, gast.Name)
+                and isinstance(n.ctx, gast.Load) and n.id not in assigned and n.id in self.env}
+        functions = {n: self.env[n] for n in read if isinstance(self.env[n], LiftedFunction)}
+        free = {n for n in read if isinstance(self.env[n], str)}
+        for function in functions.values():
+            free |= set(function.free)
+        free = sorted(free)
+        defaults = [self.atom(d) for d in tree.args.defaults]
         parsed = ParsedFunction(None, tree, self.parsed.filename, self.parsed.line_offset,
                                 self.parsed.col_offset, self.parsed.globals, self.parsed.closure)
-        return LiftedFunction(parsed, free)
+        from .api import recompute
+        marked = False
+        for decorator in tree.decorator_list:
+            target = self.value_kind(decorator)
+            if isinstance(target, Global) and target.value is recompute:
+                marked = True
+            else:
+                raise self.error("only @s2sgrad.recompute can decorate a function defined inside a differentiated one",
+                                 decorator, "apply other decorators outside")
+        return LiftedFunction(parsed, free, marked, functions, defaults)
 
     def stmt_If(self, stmt):
         test = self.atom(stmt.test)
@@ -379,7 +462,28 @@ class Lowerer:
                            self.parsed.location(stmt)))
         return Var(result)
 
+    def schedule(self, stmt):
+        """The checkpointing schedule a loop header names, evaluated in the user's namespace."""
+        expr = getattr(stmt, "checkpoint", None)
+        if expr is None:
+            return None
+        from .schedules import Schedule
+        tree = gast.gast_to_ast(gast.Expression(body=expr))
+        namespace = {**self.parsed.globals, **self.parsed.closure}
+        try:
+            schedule = eval(compile(ast.fix_missing_locations(tree), self.parsed.filename, "eval"), namespace)
+        except Exception as error:
+            raise self.error(f"the checkpointing schedule could not be evaluated ({error})", expr,
+                             "write it with module-level names and constants, e.g. s2sgrad.Revolve(snapshots=10)")
+        if not isinstance(schedule, Schedule):
+            raise self.error(f"{schedule!r} is not a checkpointing schedule", expr,
+                             "use s2sgrad.Periodic, s2sgrad.Revolve or s2sgrad.Online")
+        return schedule
+
     def stmt_While(self, stmt):
+        schedule = self.schedule(stmt)
+        trips_node = getattr(stmt, "trips", None)
+        trips = self.atom(trips_node) if trips_node is not None else None
         before = dict(self.env)
         carried = [n for n in _stored_names(stmt.body) if isinstance(before.get(n), str)]
         inits = [Var(before[n]) for n in carried]
@@ -399,7 +503,8 @@ class Lowerer:
         for n in env_after:
             if n not in before:
                 self.loop_locals[n] = stmt
-        self.out.append(While(params, inits, cond, test, body, body_outs, results, self.parsed.location(stmt)))
+        self.out.append(While(params, inits, cond, test, body, body_outs, results, self.parsed.location(stmt),
+                              schedule, trips))
 
     # ---------------------------------------------------------------- expressions
 
@@ -575,10 +680,21 @@ class Lowerer:
             return Op(method, [obj, *args], kwargs)
         if isinstance(func, gast.Name) and isinstance(self.env.get(func.id), LiftedFunction):
             lifted = self.env[func.id]
-            args = [self.atom(a) for a in node.args]
-            kwargs = {k.arg: self.atom(k.value) for k in node.keywords}
+            params = [a.id for a in lifted.parsed.tree.args.args]
+            bound = dict(zip(params, (self.atom(a) for a in node.args)))
+            if len(node.args) > len(params):
+                raise self.error(f"'{func.id}' takes {len(params)} argument(s)", node)
+            for keyword in node.keywords:
+                if keyword.arg not in params or keyword.arg in bound:
+                    raise self.error(f"'{func.id}' got an unexpected or repeated argument '{keyword.arg}'", node)
+                bound[keyword.arg] = self.atom(keyword.value)
+            for param, default in zip(params[len(params) - len(lifted.defaults):], lifted.defaults):
+                bound.setdefault(param, default)
+            missing = [p for p in params if p not in bound]
+            if missing:
+                raise self.error(f"call of '{func.id}' gives no value for {', '.join(missing)}", node)
             free = [self.name_atom(n, node) for n in lifted.free]
-            return Op(lifted, args + free, kwargs, name=func.id)
+            return Op(lifted, [bound[p] for p in params] + free, {}, name=func.id)
         if isinstance(func, gast.Lambda):
             raise self.error("calling a lambda in place is not supported", node, "use a def")
         callee = self.value(func)

@@ -13,13 +13,13 @@ import os
 
 import numpy as np
 
-from . import ir, runtime
+from . import ir, runtime, schedules
 from .analyze import SCALAR, SEQ, TENSOR, analyze
 from .codegen import comment_line, compile_module, fold, render
 from .coalesce import coalesce
 from .errors import NonScalarOutput, S2SGradError, UnsupportedSyntax
 from .ir import Const, Global, Op, Var
-from .lower import LiftedFunction, Lowerer
+from .lower import LiftedFunction, lower_function
 from .names import Names
 from .parse import ParsedFunction, parse_function
 from .reverse import Reverse, _call, _name, _store
@@ -29,6 +29,7 @@ import math
 import numpy as np
 from s2sgrad.runtime import *
 '''
+SCHEDULES_IMPORT = "from s2sgrad.schedules import Online, Periodic, Revolve\n"
 
 
 def kind_of(value) -> str:
@@ -41,7 +42,8 @@ def kind_of(value) -> str:
 class GradientModule:
     """One generated module: its functions, and the user globals they refer to."""
 
-    def __init__(self):
+    def __init__(self, checkpoint=None):
+        self.checkpoint = checkpoint            # schedule for outermost loops without their own marker
         self.functions: list[ast.FunctionDef] = []
         self.namespace: dict = {}
         self.names = Names()
@@ -51,13 +53,11 @@ class GradientModule:
 
     # ---------------------------------------------------------------- pipeline of one function
 
-    def prepare(self, fn):
-        """Parse and lower `fn` (a function or a LiftedFunction); also returns the names it uses."""
-        parsed = fn.parsed if isinstance(fn, LiftedFunction) else parse_function(fn)
-        lowerer = Lowerer(parsed)
-        lowered = lowerer.function(list(fn.free) if isinstance(fn, LiftedFunction) else [])
+    def prepare(self, fn, scalars=()):
+        """Lower `fn` (a function or a LiftedFunction); also returns the names it uses."""
+        lowered, names = lower_function(fn, scalars)
         self.collect_globals(lowered)
-        return lowered, lowerer.names
+        return lowered, names
 
     def collect_globals(self, lowered: ir.Function) -> None:
         for atom in _all_atoms(lowered.body, lowered.result):
@@ -74,10 +74,10 @@ class GradientModule:
 
     def gradient(self, fn, wrt: list[str], mode: str, arg_kinds=None, name: str | None = None) -> ast.FunctionDef:
         """The gradient function: forward sweep, backward sweep, gradients of `wrt` returned."""
-        lowered, names = self.prepare(fn)
+        lowered, names = self.prepare(fn, [p for p, k in (arg_kinds or {}).items() if k == SCALAR])
         analysis = analyze(lowered, list(wrt), arg_kinds)
         self.origin = f"{os.path.basename(lowered.source.filename)}:{lowered.name}"
-        sweeps = Reverse(lowered, wrt, analysis, self, names).run()
+        sweeps = Reverse(lowered, wrt, analysis, self, names, self.checkpoint).run()
         grads = [g if g is not None else _call("zeros_like", _name(p)) for g, p in zip(sweeps.grads, wrt)]
         grad = grads[0] if len(grads) == 1 else ast.Tuple(grads, ast.Load())
         body = [comment_line("forward sweep"), *sweeps.forward]
@@ -107,20 +107,7 @@ class GradientModule:
         """The atoms passed to each parameter of a called user function, defaults filled in."""
         fn = op.fn
         if isinstance(fn, LiftedFunction):
-            params = [a.id for a in fn.parsed.tree.args.args]
-            n_free = len(fn.free)
-            explicit, free = op.args[:len(op.args) - n_free], op.args[len(op.args) - n_free:]
-            bound = dict(zip(params, explicit))
-            bound.update(op.kwargs)
-            defaults = fn.parsed.tree.args.defaults
-            missing = [p for p in params if p not in bound]
-            if missing and len(missing) <= len(defaults) and all(isinstance(d, ast.Constant.__mro__[0]) for d in defaults):
-                for p, d in zip(params[-len(defaults):], defaults):
-                    if p not in bound:
-                        bound[p] = Const(getattr(d, "value", None))
-            if any(p not in bound for p in params):
-                raise UnsupportedSyntax(f"call of '{fn.__name__}' does not give every argument", loc)
-            return [bound[p] for p in params] + list(free)
+            return list(op.args)                # lowering bound them, defaults and free variables included
         try:
             bound = inspect.signature(fn).bind(*op.args, **op.kwargs)
         except TypeError as error:
@@ -151,7 +138,7 @@ class GradientModule:
         lowered, names = self.prepare(fn)
         wrt = [p for p, m in zip(lowered.params, mask) if m]
         analysis = analyze(lowered, wrt)
-        sweeps = Reverse(lowered, wrt, analysis, self, names).run()
+        sweeps = Reverse(lowered, wrt, analysis, self, names, self.checkpoint).run()
         forward_name, backward_name = function_names
         if not any(mask):
             node = _function(forward_name, lowered.params, [*sweeps.forward, ast.Return(sweeps.result)])
@@ -159,7 +146,8 @@ class GradientModule:
             return
         forward_defined = set(lowered.params) | {n.id for s in sweeps.forward for n in ast.walk(s)
                                                  if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-        needed = sorted(_free_reads(sweeps.backward) & forward_defined - {sweeps.seed})
+        grads_read = _free_reads([ast.Expr(g) for g in sweeps.grads if g is not None])
+        needed = sorted((_free_reads(sweeps.backward) | grads_read) & forward_defined - {sweeps.seed})
         record = ast.Tuple([_name(n) for n in needed], ast.Load())
         forward = _function(forward_name, lowered.params,
                             [*sweeps.forward, ast.Return(ast.Tuple([sweeps.result, record], ast.Load()))])
@@ -181,11 +169,15 @@ class GradientModule:
     # ---------------------------------------------------------------- output
 
     def source(self) -> str:
-        return render(self.functions, HEADER.format(origin=self.origin))
+        header = HEADER.format(origin=self.origin)
+        if any(isinstance(n, ast.Name) and n.id == "Checkpoints" for f in self.functions for n in ast.walk(f)):
+            header += SCHEDULES_IMPORT
+        return render(self.functions, header)
 
     def compile(self, filename: str) -> dict:
         namespace = {"__name__": "s2sgrad.generated", "np": __import__("numpy"), "math": __import__("math")}
         namespace.update({k: getattr(runtime, k) for k in runtime.__all__})
+        namespace.update({k: getattr(schedules, k) for k in ("Online", "Periodic", "Revolve")})
         namespace.update(self.namespace)
         return compile_module(self.source(), filename, namespace)
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from . import primitives
 from .analyze import TENSOR, Analysis
-from .errors import NoDerivativeRule
+from .errors import NoDerivativeRule, UnsupportedSyntax
 from .inline import Contribution, expand
 from .inplace import MUTATIONS, in_place_writes
 from .ir import Assign, Const, Function, Global, If, Op, Var, While, atom_expr, captures, value_expr, writes
@@ -60,6 +60,22 @@ def is_user_function(fn) -> bool:
         and fn not in primitives.INTERNAL
 
 
+def is_recomputed(fn) -> bool:
+    """Was `fn` marked with s2sgrad.recompute (store its inputs, run it again backwards)?"""
+    from .lower import LiftedFunction
+    if isinstance(fn, LiftedFunction):
+        return fn.recompute
+    return getattr(fn, "__s2sgrad_recompute__", False)
+
+
+def _attr(name: str, attr: str) -> ast.Attribute:
+    return ast.Attribute(_name(name), attr, ast.Load())
+
+
+def _assign_tuple(target, value, origin=None):
+    return _origin(ast.Assign([target], value), origin)
+
+
 @dataclass
 class Sweeps:
     """The two halves of a function's gradient, ready to be assembled."""
@@ -74,8 +90,12 @@ class Sweeps:
 class Reverse:
     """Reverses one lowered function with respect to some of its parameters."""
 
-    def __init__(self, fn: Function, wrt: list[str], analysis: Analysis, module, names):
+    def __init__(self, fn: Function, wrt: list[str], analysis: Analysis, module, names, checkpoint=None):
         self.fn = fn
+        self.checkpoint = checkpoint            # the schedule for outermost loops without a marker
+        self.drivers: dict[int, str] = {}       # checkpointed loop id -> its Checkpoints object
+        self.deferred: list = []                # code to fill in once in-place writes are decided
+        self.branches = 0                       # depth of branches being reversed
         self.wrt = wrt
         self.analysis = analysis
         self.active = analysis.active
@@ -113,6 +133,8 @@ class Reverse:
             else:
                 grads.append(_name(self.adjoint_name(param)))
         self.in_place = in_place_writes(self.fn, backward)
+        for fill in self.deferred:
+            fill()
         forward = self.forward_block(self.fn.body)
         return Sweeps(forward, backward, atom_expr(result), seed, grads)
 
@@ -140,7 +162,8 @@ class Reverse:
         if name in self.has:
             if self.analysis.kind.get(name, TENSOR) == TENSOR and name not in self.sparse and not is_sparse:
                 value = ast.BinOp(_name(dname), ast.Add(), expr)
-                self.may_alias[name] = False
+                if not self.loops and not self.branches:      # runs for sure: the result is a new array
+                    self.may_alias[name] = False
             else:
                 value = _call("add_grads", _name(dname), expr)
                 if not is_sparse:
@@ -177,7 +200,7 @@ class Reverse:
                 local.update(stmt.results if not isinstance(stmt, Assign) else [stmt.target] if stmt.target else [])
                 if id(stmt) in self.trips:
                     local.add(self.trips[id(stmt)])
-                if id(stmt) in self.records:
+                if id(stmt) in self.records and not is_recomputed(stmt.value.fn):
                     local.add(self.records[id(stmt)])
             needed = sorted(local & _reads(out))
             self.pushes[id(block)] = needed
@@ -232,9 +255,16 @@ class Reverse:
         _, backward = self.module.callee(op.fn, mask, stmt.loc)
         record = self.records.setdefault(id(stmt), self.names.fresh(f"{_callee_name(op)}_record"))
         active_args = [a for a, m in zip(args, mask) if m]
+        recomputation = []
+        if is_recomputed(op.fn):
+            forward, _ = self.module.callee(op.fn, mask, stmt.loc)
+            recomputation = [_origin(ast.Assign([ast.Tuple([_store("_"), _store(record)], ast.Store())],
+                                                ast.Call(_name(forward), [atom_expr(a) for a in args], [])),
+                                     stmt.loc)]
         temps = [self.names.fresh(f"d{a.name}_part", temporary=True) for a in active_args]
         targets = ast.Tuple([_store(t) for t in temps], ast.Store()) if len(temps) != 1 else _store(temps[0])
-        out = [_origin(ast.Assign([targets], ast.Call(_name(backward), [_name(record), dtarget], [])), stmt.loc)]
+        out = recomputation + [_origin(ast.Assign([targets], ast.Call(_name(backward), [_name(record), dtarget], [])),
+                                       stmt.loc)]
         for atom, temp in zip(active_args, temps):
             out += self.contribute(atom, _name(temp), stmt.loc)
         return out
@@ -247,6 +277,7 @@ class Reverse:
         before = set(self.has) - set(stmt.results)
         before_sparse = set(self.sparse)
         branches = []
+        self.branches += 1
         for block, outs in ((stmt.body, stmt.body_outs), (stmt.orelse, stmt.orelse_outs)):
             self.has = set(before)
             self.sparse = set(before_sparse)
@@ -255,6 +286,7 @@ class Reverse:
                 code += self.contribute(outs[k], douts[k], stmt.loc)
             code += self.backward_block(block, repeated)
             branches.append((code, set(self.has)))
+        self.branches -= 1
         merged = branches[0][1] | branches[1][1]
         self.has = merged
         self.sparse = before_sparse & self.sparse
@@ -267,11 +299,21 @@ class Reverse:
             return codes[0 if stmt.test.value else 1]
         return [_origin(ast.If(atom_expr(stmt.test), codes[0], codes[1]), stmt.loc)]
 
+    def schedule_of(self, loop: While):
+        schedule = loop.checkpoint if loop.checkpoint is not None else \
+            (self.checkpoint if not self.loops else None)
+        if schedule is not None and self.loops:
+            raise UnsupportedSyntax("only outermost loops can be checkpointed", loop.loc,
+                                    "move the checkpointed marker to the outer loop")
+        return schedule
+
     def backward_while(self, loop: While) -> list:
         carried = [k for k, p in enumerate(loop.params) if p in self.active]
         if not carried:
             return []
-        trips = self.trips.setdefault(id(loop), self.names.fresh("trips"))
+        schedule = self.schedule_of(loop)
+        if schedule is None:
+            trips = self.trips.setdefault(id(loop), self.names.fresh("trips"))
         out = []
         for k in carried:
             result, param = loop.results[k], loop.params[k]
@@ -284,8 +326,17 @@ class Reverse:
             if name not in self.has:
                 out.append(self.zero(name, loop.loc))
         self.sparse -= set(self.receivers(loop))
+        if schedule is not None:
+            return out + self.backward_checkpointed(loop, carried)
+        body = self.adjoint_trip(loop, carried)
+        out.append(_origin(ast.For(_store("_"), _call("range", _name(trips)), body, [], None), loop.loc))
+        for k in carried:
+            out += self.contribute(loop.inits[k], _name(self.adjoint_name(loop.params[k])), loop.loc)
+        return out
+
+    def adjoint_trip(self, loop: While, carried: list) -> list:
+        """The adjoint of one trip of `loop`'s body, with the pops it needs first."""
         outer = set(self.has)
-        # one trip of the body, backwards
         self.has = set(outer)
         self.loops.append(loop)
         body = []
@@ -307,10 +358,46 @@ class Reverse:
                 body.append(self.zero(loop.params[k], loop.loc))
         self.loops.pop()
         self.has = outer
-        out.append(_origin(ast.For(_store("_"), _call("range", _name(trips)), body, [], None), loop.loc))
+        return body
+
+    def backward_checkpointed(self, loop: While, carried: list) -> list:
+        """Reverse a checkpointed loop: the schedule's work, each piece a run of steps forward,
+        recorded and then reversed, or only advanced."""
+        driver = self.drivers.setdefault(id(loop), self.names.fresh("checkpoints"))
+        work = self.names.fresh("work")
+        adjoint = self.adjoint_trip(loop, carried)
+        state = ast.Tuple([_store(p) for p in loop.params], ast.Store())
+        record_loop = _origin(ast.For(_store("_"), _call("range", _attr(work, "steps")), [], [], None), loop.loc)
+        advance_loop = _origin(ast.For(_store("_"), _call("range", _attr(work, "steps")), [], [], None), loop.loc)
+        handback = ast.Assign([ast.Attribute(_name(driver), "state", ast.Store())],
+                              ast.Tuple([_name(p) for p in loop.params], ast.Load()))
+
+        def fill():
+            record_loop.body = self.loop_trip(loop, record=True)
+            advance_loop.body = self.loop_trip(loop, record=False)
+        self.deferred.append(fill)
+        reverse = [record_loop, _origin(ast.For(_store("_"), _call("range", _attr(work, "steps")), adjoint, [], None),
+                                        loop.loc)]
+        body = [_assign_tuple(state, _attr(work, "state"), loop.loc),
+                ast.If(_attr(work, "reverse"), reverse, [advance_loop, handback])]
+        stacks = [_assign(s, _call("Stack"), loop.loc) for s in dict.fromkeys(self.stack_owner.get(id(loop), []))]
+        out = stacks + [_origin(ast.For(_store(work), ast.Call(_attr(driver, "backward"), [], []), body, [], None),
+                                loop.loc)]
         for k in carried:
             out += self.contribute(loop.inits[k], _name(self.adjoint_name(loop.params[k])), loop.loc)
         return out
+
+    def loop_trip(self, loop: While, record: bool) -> list:
+        """One trip of `loop`'s body in the forward direction, recording (pushes) or not."""
+        pushed = self.pushes.get(id(loop.body), []) if record else []
+        body = self.push([n for n in pushed if n in loop.params])
+        body += self.forward_block(loop.body, record)
+        body += self.push([n for n in pushed if n not in loop.params])
+        if loop.params:
+            targets = ast.Tuple([_store(p) for p in loop.params], ast.Store())
+            values = ast.Tuple([atom_expr(o) for o in loop.body_outs], ast.Load())
+            body.append(_origin(ast.Assign([targets], values), loop.loc))
+        return body
 
     def receivers(self, loop: While) -> list[str]:
         """Names from outside `loop` whose adjoints its body can add to (active loop invariants)."""
@@ -318,34 +405,36 @@ class Reverse:
 
     # ---------------------------------------------------------------- forward sweep
 
-    def forward_block(self, block: list) -> list:
+    def forward_block(self, block: list, record: bool = True) -> list:
+        """The primal code of `block`; with `record`, also what the backward sweep needs kept."""
         out = []
         for stmt in block:
             if isinstance(stmt, Assign):
-                out += self.forward_assign(stmt)
+                out += self.forward_assign(stmt, record)
             elif isinstance(stmt, If):
-                out.append(_origin(ast.If(atom_expr(stmt.test),
-                                          self.forward_branch(stmt.body, stmt.body_outs, stmt.results, stmt.loc),
-                                          self.forward_branch(stmt.orelse, stmt.orelse_outs, stmt.results,
-                                                              stmt.loc)), stmt.loc))
+                out.append(_origin(ast.If(
+                    atom_expr(stmt.test),
+                    self.forward_branch(stmt.body, stmt.body_outs, stmt.results, stmt.loc, record),
+                    self.forward_branch(stmt.orelse, stmt.orelse_outs, stmt.results, stmt.loc, record)), stmt.loc))
             else:
-                out += self.forward_while(stmt)
+                out += self.forward_while(stmt, record)
         return out
 
     def push(self, names: list) -> list:
         return [ast.Expr(ast.Call(ast.Attribute(_name(self.stacks[n]), "push", ast.Load()), [_name(n)], []))
                 for n in names]
 
-    def forward_branch(self, block, outs, results, loc) -> list:
-        code = self.forward_block(block)
+    def forward_branch(self, block, outs, results, loc, record) -> list:
+        code = self.forward_block(block, record)
         code += [_assign(r, atom_expr(o), loc) for r, o in zip(results, outs)]
-        code += self.push(self.pushes.get(id(block), []))
+        if record:
+            code += self.push(self.pushes.get(id(block), []))
         return code or [ast.Pass()]
 
-    def forward_assign(self, stmt: Assign) -> list:
+    def forward_assign(self, stmt: Assign, record: bool = True) -> list:
         value = stmt.value
         if isinstance(value, Op) and is_user_function(value.fn):
-            return self.forward_call(stmt)
+            return self.forward_call(stmt, record)
         if stmt.target is None:
             return [_origin(ast.Expr(value_expr(value)), stmt.loc)]
         if isinstance(value, Op) and value.fn in MUTATIONS and value.args[0].name in self.in_place:
@@ -363,11 +452,11 @@ class Reverse:
             write = ast.Expr(ast.Call(ast.Attribute(obj, "append", ast.Load()), [atom_expr(op.args[1])], []))
         return [_origin(write, stmt.loc), _assign(stmt.target, atom_expr(op.args[0]), stmt.loc)]
 
-    def forward_call(self, stmt: Assign) -> list:
+    def forward_call(self, stmt: Assign, recording: bool = True) -> list:
         op = stmt.value
         args = self.module.call_arguments(op, stmt.loc)
         mask = tuple(self.is_active(a) for a in args)
-        record = self.records.get(id(stmt))
+        record = self.records.get(id(stmt)) if recording and not is_recomputed(op.fn) else None
         forward, _ = self.module.callee(op.fn, mask if record else (False,) * len(args), stmt.loc)
         call = ast.Call(_name(forward), [atom_expr(a) for a in args], [])
         if record is None:
@@ -377,29 +466,35 @@ class Reverse:
         targets = ast.Tuple([_store(stmt.target), _store(record)], ast.Store())
         return [_origin(ast.Assign([targets], call), stmt.loc)]
 
-    def forward_while(self, loop: While) -> list:
+    def forward_while(self, loop: While, record: bool = True) -> list:
         out = [_assign(p, atom_expr(i), loop.loc) for p, i in zip(loop.params, loop.inits)]
-        trips = self.trips.get(id(loop))
+        trips = self.trips.get(id(loop)) if record else None
+        driver = self.drivers.get(id(loop)) if record else None
         if trips:
             out.append(_assign(trips, ast.Constant(0), loop.loc))
-        body = self.forward_block(loop.cond)
+        if driver:
+            schedule = self.schedule_of_checkpointed(loop)
+            args = [ast.parse(repr(schedule), mode="eval").body]
+            if loop.trips is not None:
+                args.append(atom_expr(loop.trips))
+            out.append(_assign(driver, _call("Checkpoints", *args), loop.loc))
+        body = self.forward_block(loop.cond, record)
         body.append(_origin(ast.If(ast.UnaryOp(ast.Not(), atom_expr(loop.test)), [ast.Break()], []), loop.loc))
-        pushed = self.pushes.get(id(loop.body), [])
-        body += self.push([n for n in pushed if n in loop.params])
-        body += self.forward_block(loop.body)
-        body += self.push([n for n in pushed if n not in loop.params])
-        if loop.params:
-            targets = ast.Tuple([_store(p) for p in loop.params], ast.Store())
-            values = ast.Tuple([atom_expr(o) for o in loop.body_outs], ast.Load())
-            body.append(_origin(ast.Assign([targets], values), loop.loc))
+        if driver:
+            state = ast.Tuple([_name(p) for p in loop.params], ast.Load())
+            body.append(_origin(ast.Expr(ast.Call(_attr(driver, "step"), [state], [])), loop.loc))
+        body += self.loop_trip(loop, record and not driver)
         if trips:
             body.append(_origin(ast.AugAssign(_store(trips), ast.Add(), ast.Constant(1)), loop.loc))
         out.append(_origin(ast.While(ast.Constant(True), body, []), loop.loc))
         out += [_assign(r, _name(p), loop.loc) for r, p in zip(loop.results, loop.params)]
-        stacks = self.stack_owner.get(id(loop), [])
+        stacks = self.stack_owner.get(id(loop), []) if record and not driver else []
         if stacks:
             out = [_assign(s, _call("Stack"), loop.loc) for s in dict.fromkeys(stacks)] + out
         return out
+
+    def schedule_of_checkpointed(self, loop: While):
+        return loop.checkpoint if loop.checkpoint is not None else self.checkpoint
 
 
 def _may_alias(expr: ast.expr) -> bool:

@@ -18,7 +18,7 @@ from .errors import NonScalarOutput
 __all__ = [
     "Stack", "SparseGrad", "unbroadcast", "unreduce", "zeros_like", "complete",
     "scatter", "seq_scatter", "add_grads", "densify", "while_loop", "if_else",
-    "setitem", "list_append", "check_scalar", "unstack", "grad_or_zeros", "matmul_grad_a", "matmul_grad_b",
+    "setitem", "list_append", "check_scalar", "assert_true", "written", "Checkpoints", "Work", "copy_state", "unstack", "grad_or_zeros", "matmul_grad_a", "matmul_grad_b",
     "tensordot_grad_a", "tensordot_grad_b", "einsum_grad", "unconcatenate", "untile", "unrepeat",
     "undiagonal", "untake", "norm_grad",
 ]
@@ -42,6 +42,7 @@ class SparseGrad:
     """
 
     __slots__ = ("indices", "values", "shape")
+    __array_ufunc__ = None           # make NumPy defer ``dense + sparse`` to __radd__
 
     def __init__(self, indices, values, shape):
         self.indices = indices
@@ -394,6 +395,11 @@ def norm_grad(g, y, x, ord=None, axis=None, keepdims=False):
     return np.moveaxis(g * dm, (-2, -1), axes)
 
 
+def assert_true(test, message=None):
+    """The generated form of ``assert test, message``."""
+    assert test, message
+
+
 def check_scalar(value, function: str) -> None:
     """Refuse a non-scalar output where a gradient needs a scalar."""
     if np.ndim(value) != 0 or isinstance(value, (list, tuple, dict)):
@@ -401,3 +407,110 @@ def check_scalar(value, function: str) -> None:
                               f"{type(value).__name__} of shape {np.shape(value)}",
                               hint="use s2sgrad.vjp(f) and pass the output's adjoint, "
                                    "or reduce the output to a scalar (np.sum, np.mean)")
+
+
+class Work:
+    """One piece of a checkpointed loop's backward sweep: run `steps` steps from `state`,
+    recording them and then running their adjoints if `reverse`, else just advancing."""
+
+    __slots__ = ("state", "steps", "reverse")
+
+    def __init__(self, state, steps: int, reverse: bool):
+        self.state = state
+        self.steps = steps
+        self.reverse = reverse
+
+
+def copy_state(state):
+    """A copy of a loop's state that later in-place writes cannot change."""
+    if isinstance(state, np.ndarray):
+        return state.copy()
+    if isinstance(state, (list, tuple)):
+        return type(state)(copy_state(v) for v in state)
+    if isinstance(state, dict):
+        return {k: copy_state(v) for k, v in state.items()}
+    return state
+
+
+class Checkpoints:
+    """Carries out a checkpointing schedule (from `s2sgrad.schedules`) for one loop.
+
+    The forward sweep calls ``step(state)`` at the top of every iteration; the
+    backward sweep iterates ``backward()`` and, after advancing, hands the new
+    state back through ``checkpoints.state = ...``.
+
+        >>> from s2sgrad.schedules import Revolve
+        >>> checkpoints = Checkpoints(Revolve(snapshots=2), trips=3)
+    """
+
+    def __init__(self, schedule, trips=None):
+        self.slots: dict = {}
+        self.state = None
+        self.position = 0
+        self._tracker = schedule.start() if trips is None else None
+        self._plan = iter(schedule.plan(int(trips))) if trips is not None else None
+        self._next = next(self._plan, None) if self._plan is not None else None
+        self._advancing = 0
+
+    def step(self, state) -> None:
+        """The forward sweep is about to run the step at the current position from `state`."""
+        from .schedules import Advance, Free, Reverse, Snapshot
+        if self._tracker is not None:
+            snapshot = self._tracker.step()
+            if snapshot is not None:
+                self.slots[snapshot.slot] = copy_state(state)
+        elif self._advancing:
+            self._advancing -= 1
+        else:
+            while isinstance(self._next, (Snapshot, Free)):
+                if isinstance(self._next, Snapshot):
+                    self.slots[self._next.slot] = copy_state(state)
+                else:
+                    self.slots.pop(self._next.slot, None)
+                self._next = next(self._plan, None)
+            if isinstance(self._next, Advance):
+                self._advancing = self._next.steps - 1
+                self._next = next(self._plan, None)
+            elif isinstance(self._next, Reverse):
+                self.state = copy_state(state)        # resume the plan here in the backward sweep
+                self._resume = self._next
+                self._next = "done"
+        self.position += 1
+
+    def backward(self):
+        """The work of the backward sweep, in order."""
+        from .schedules import Advance, Free, Restore, Reverse, Snapshot
+        if self._tracker is not None:
+            actions = self._tracker.reverse()
+        else:
+            def rest():
+                if self._next == "done":
+                    yield self._resume
+                    yield from self._plan
+            actions = rest()
+        for action in actions:
+            if isinstance(action, Snapshot):
+                self.slots[action.slot] = copy_state(self.state)
+            elif isinstance(action, Restore):
+                self.state = copy_state(self.slots[action.slot])
+            elif isinstance(action, Free):
+                self.slots.pop(action.slot, None)
+            elif isinstance(action, Advance):
+                yield Work(self.state, action.steps, False)
+            elif isinstance(action, Reverse):
+                yield Work(self.state, action.steps, True)
+                self.state = None
+
+
+def written(g, index):
+    """The gradient of the values written by ``x[index] = v``: ``g[index]``, where a repeated index
+    keeps only its last write (as NumPy does) and the earlier ones get zero."""
+    g = densify(g)
+    part = np.array(g[index], dtype=float, copy=True) if np.ndim(g) else g
+    if isinstance(index, np.ndarray) and index.dtype.kind in "iu" and index.ndim == 1 and len(index) > 1:
+        flat = np.where(index < 0, index + np.shape(g)[0], index)
+        last = len(flat) - 1 - np.unique(flat[::-1], return_index=True)[1]
+        keep = np.zeros(len(flat), dtype=bool)
+        keep[last] = True
+        part[~keep] = 0.0
+    return part

@@ -8,7 +8,7 @@ import builtins
 import numpy as np
 
 from .. import primitives
-from ..runtime import densify, grad_or_zeros, seq_scatter, setitem, unbroadcast, unstack
+from ..runtime import densify, grad_or_zeros, seq_scatter, setitem, unbroadcast, unstack, written
 from .registry import adjoint, d
 
 
@@ -42,4 +42,4 @@ def sum(y, iterable, start=0):
 @adjoint(primitives.setitem)
 def write(y, x, index, value):
     d[x] = setitem(densify(d[y]), index, 0.0)
-    d[value] = unbroadcast(densify(d[y])[index], value)
+    d[value] = unbroadcast(written(d[y], index), value)
