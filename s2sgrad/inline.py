@@ -152,7 +152,8 @@ class _FoldConstants(ast.NodeTransformer):
     def _fold(self, node):
         self.generic_visit(node)
         if all(isinstance(n, (ast.Constant, ast.Tuple, ast.List, ast.Load, ast.cmpop, ast.boolop,
-                              ast.unaryop, ast.Compare, ast.BoolOp, ast.UnaryOp, ast.expr_context))
+                              ast.unaryop, ast.operator, ast.BinOp, ast.Compare, ast.BoolOp, ast.UnaryOp,
+                              ast.expr_context))
                for n in ast.walk(node)):
             try:
                 return ast.Constant(eval(compile(ast.Expression(node), "<rule>", "eval"), {"__builtins__": {}}))
@@ -161,6 +162,18 @@ class _FoldConstants(ast.NodeTransformer):
         return node
 
     visit_Compare = visit_BoolOp = visit_UnaryOp = _fold
+
+    def visit_BinOp(self, node):
+        node = self._fold(node)
+        if not isinstance(node, ast.BinOp):
+            return node
+        right, left = node.right, node.left
+        one = lambda n: isinstance(n, ast.Constant) and type(n.value) in (int, float) and n.value == 1
+        if isinstance(node.op, (ast.Pow, ast.Mult, ast.Div)) and one(right):
+            return left                                   # x ** 1, x * 1, x / 1
+        if isinstance(node.op, ast.Mult) and one(left):
+            return right
+        return node
 
 
 class _Unbroadcast(ast.NodeTransformer):

@@ -113,7 +113,7 @@ def _is_known_fresh(fn) -> bool:
 
 
 # Runtime helpers that read an argument only for its shape (which writing into an array keeps).
-SHAPE_ONLY = {"unbroadcast": 1, "scatter": 1, "unreduce": 1, "zeros_like": 0, "grad_or_zeros": 1, "complete": 1}
+SHAPE_ONLY = {"unbroadcast": 1, "scatter": 1, "unreduce": 1, "zeros_like": 0, "grad_or_zeros": 1}
 
 
 def value_reads(code: list) -> set[str]:

@@ -23,7 +23,7 @@ from . import primitives
 from .analyze import TENSOR, Analysis
 from .errors import NoDerivativeRule, UnsupportedSyntax
 from .inline import Contribution, expand
-from .inplace import MUTATIONS, in_place_writes
+from .inplace import MUTATIONS, in_place_writes, value_reads
 from .ir import Assign, Const, Function, Global, If, Op, Var, While, atom_expr, captures, value_expr, writes
 from .rules import is_nondifferentiable, rule_for
 
@@ -96,6 +96,7 @@ class Reverse:
         self.drivers: dict[int, str] = {}       # checkpointed loop id -> its Checkpoints object
         self.deferred: list = []                # code to fill in once in-place writes are decided
         self.branches = 0                       # depth of branches being reversed
+        self.shape_only: set[str] = set()       # pushed names the backward sweep reads only the shape of
         self.wrt = wrt
         self.analysis = analysis
         self.active = analysis.active
@@ -204,10 +205,12 @@ class Reverse:
                     local.add(self.records[id(stmt)])
             needed = sorted(local & _reads(out))
             self.pushes[id(block)] = needed
+            self.shape_only |= set(needed) - value_reads(out)
             owner = self.stack_owner.setdefault(id(self.loops[0]), [])
             pops = []
             for name in needed:
-                stack = self.stacks.setdefault(name, self.names.fresh(f"{_base(name)}_stack"))
+                hint = f"{_base(name)}_shape_stack" if name in self.shape_only else f"{_base(name)}_stack"
+                stack = self.stacks.setdefault(name, self.names.fresh(hint))
                 owner.append(stack)
                 pops.append(_assign(name, ast.Call(ast.Attribute(_name(stack), "pop", ast.Load()), [], [])))
             out = pops + out
@@ -421,7 +424,9 @@ class Reverse:
         return out
 
     def push(self, names: list) -> list:
-        return [ast.Expr(ast.Call(ast.Attribute(_name(self.stacks[n]), "push", ast.Load()), [_name(n)], []))
+        """Push each name onto its stack (only its shape, where the backward sweep needs no more)."""
+        return [ast.Expr(ast.Call(ast.Attribute(_name(self.stacks[n]), "push", ast.Load()),
+                                  [_call("like", _name(n)) if n in self.shape_only else _name(n)], []))
                 for n in names]
 
     def forward_branch(self, block, outs, results, loc, record) -> list:

@@ -16,7 +16,7 @@ import numpy as np
 from .errors import NonScalarOutput
 
 __all__ = [
-    "Stack", "SparseGrad", "unbroadcast", "unreduce", "zeros_like", "complete",
+    "Stack", "SparseGrad", "Like", "like", "unbroadcast", "unreduce", "zeros_like", "complete",
     "scatter", "seq_scatter", "add_grads", "densify", "while_loop", "if_else",
     "setitem", "list_append", "check_scalar", "assert_true", "written", "Checkpoints", "Work", "copy_state", "unstack", "grad_or_zeros", "matmul_grad_a", "matmul_grad_b",
     "tensordot_grad_a", "tensordot_grad_b", "einsum_grad", "unconcatenate", "untile", "unrepeat",
@@ -99,8 +99,33 @@ def unreduce(g, x, axis=None, keepdims=False):
     return np.broadcast_to(g, shape)
 
 
+class Like:
+    """What the backward sweep keeps of an array it needs only the shape of: shape and dtype.
+
+        >>> np.shape(Like(np.zeros((2, 3))))
+        (2, 3)
+    """
+
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, array):
+        self.shape = array.shape
+        self.dtype = array.dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+
+def like(x):
+    """`x` as the backward sweep keeps it when it reads only x's shape: arrays become a `Like`."""
+    return Like(x) if isinstance(x, np.ndarray) else x
+
+
 def zeros_like(x):
     """A zero gradient for `x`: 0.0 for a scalar, a float array for an array, and so on for containers."""
+    if isinstance(x, Like):
+        return np.zeros(x.shape, dtype=np.result_type(x.dtype, float))
     if isinstance(x, (list, tuple)):
         return type(x)(zeros_like(v) for v in x)
     if isinstance(x, dict):
@@ -140,7 +165,8 @@ def scatter(g, x, index):
     shape = np.shape(x)
     if _is_row_gather(index, shape):
         return SparseGrad(np.asarray(index), g, shape)
-    out = np.zeros(shape, dtype=np.result_type(np.asarray(x).dtype, np.asarray(g).dtype, float))
+    dtype = x.dtype if isinstance(x, (np.ndarray, Like)) else np.asarray(x).dtype
+    out = np.zeros(shape, dtype=np.result_type(dtype, np.asarray(g).dtype, float))
     np.add.at(out, index, g)
     return out
 
@@ -514,3 +540,78 @@ def written(g, index):
         keep[last] = True
         part[~keep] = 0.0
     return part
+
+
+# ---------------------------------------------------------------- forward mode and higher order
+
+__all__ += ["broadcast_like", "stack_push", "stack_pop", "einsum_tangent", "einsum_grad_tangent"]
+
+
+def broadcast_like(t, y):
+    """The tangent `t` spread to the shape of `y`: the tangent of ``a + b`` is ``da`` alone
+    where b's tangent is zero, and b may have widened the result.
+
+        >>> broadcast_like(1.0, np.zeros(2)).tolist()
+        [1.0, 1.0]
+    """
+    shape = np.shape(y)
+    return t if np.shape(t) == shape else np.broadcast_to(t, shape)
+
+
+def stack_push(stack, value):
+    """``stack.push(value)`` as a function of the stack (how gradient code is read back to be differentiated).
+
+        >>> stack_push(Stack(), 1.0)
+        [1.0]
+    """
+    stack.append(value)
+    return stack
+
+
+def stack_pop(stack):
+    """``value = stack.pop()`` as a function of the stack: returns ``(stack, value)``.
+
+        >>> stack_pop(Stack([1.0, 2.0]))
+        ([1.0], 2.0)
+    """
+    return stack, stack.pop()
+
+
+def einsum_tangent(subscripts, operands, tangents):
+    """The tangent of ``np.einsum(subscripts, *operands)``: one einsum per operand whose tangent
+    (in `tangents`) is not None, with that tangent in the operand's place.
+
+        >>> float(einsum_tangent("i,i", (np.ones(2), np.ones(2)), (np.ones(2), None)))
+        2.0
+    """
+    total = 0.0
+    for k, tangent in enumerate(tangents):
+        if tangent is not None:
+            total = total + np.einsum(subscripts, *operands[:k], tangent, *operands[k + 1:])
+    return total
+
+
+def einsum_grad_tangent(g, dg, subscripts, operands, tangents):
+    """The tangent of ``einsum_grad(g, subscripts, operands)`` given the tangents `dg` of g and
+    `tangents` of the operands (None where zero); like einsum_grad, computed per operand when indexed."""
+    return _EinsumGradTangents(g, dg, *_einsum_explicit(subscripts, operands), operands, tangents)
+
+
+class _EinsumGradTangents:
+    """``einsum_grad_tangent(...)[i]``: the tangent of the gradient with respect to operand i."""
+
+    def __init__(self, g, dg, inputs, output, operands, tangents):
+        self.g, self.dg, self.inputs, self.output = g, dg, inputs, output
+        self.operands, self.tangents = operands, tangents
+
+    def __len__(self):
+        return len(self.operands)
+
+    def __getitem__(self, i):
+        i = range(len(self.operands))[i]
+        total = 0.0 if self.dg is None else _einsum_grad_one(self.dg, self.inputs, self.output, self.operands, i)
+        for j, tangent in enumerate(self.tangents or ()):
+            if tangent is not None and j != i:
+                operands = [*self.operands[:j], tangent, *self.operands[j + 1:]]
+                total = total + _einsum_grad_one(self.g, self.inputs, self.output, operands, i)
+        return total

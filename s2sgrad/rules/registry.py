@@ -5,10 +5,15 @@ and whose other parameters mirror the primitive's own signature. ``d[v]`` in
 its body is the adjoint of `v`; ``d[x] = expr`` contributes `expr` to the
 adjoint of argument `x` (the first contribution assigns, later ones add).
 The body is never run: it is parsed and inlined into the generated code.
+A forward-mode twin, registered with `tangent`, sets the tangent of the result
+from the tangents of the arguments instead.
 
     >>> @adjoint(np.sin)
     ... def sin(y, x):
     ...     d[x] = d[y] * np.cos(x)
+    >>> @tangent(np.sin)
+    ... def sin(y, x):
+    ...     d[y] = d[x] * np.cos(x)
 """
 from __future__ import annotations
 
@@ -40,7 +45,7 @@ class Rule:
     output: str
     signature: inspect.Signature
     body: list[ast.stmt] = field(repr=False)
-    tangent: list[ast.stmt] | None = field(default=None, repr=False)
+    tangent: "Rule | None" = field(default=None, repr=False)     # the forward-mode twin, if registered
 
     @property
     def reads_output(self) -> bool:
@@ -49,6 +54,7 @@ class Rule:
 
 
 _RULES: dict[int, Rule] = {}
+_TANGENT_ONLY: dict[int, Rule] = {}        # forward-mode rules of primitives that have no adjoint
 _NONDIFFERENTIABLE: dict[int, object] = {}
 _KEEPALIVE: list[object] = []
 
@@ -87,11 +93,24 @@ def tangent(*primitives: object) -> Callable[[Callable], Callable]:
     """Register the decorated template as the forward-mode (tangent) rule of each of `primitives`.
 
     ``d[x]`` reads the tangent of `x`; ``d[y] = expr`` sets the tangent of the result.
+    The template's parameters mirror the primitive's signature, as an adjoint's do:
+
+        >>> @tangent(np.sin)
+        ... def sin(y, x):
+        ...     d[y] = d[x] * np.cos(x)
+
+    A primitive without an adjoint rule (a helper that only generated code calls)
+    gets a forward-mode rule only; reverse mode still reports it as having no rule.
     """
     def register(template: Callable) -> Callable:
-        _, _, body = _parse_template(template)
+        output, signature, body = _parse_template(template)
         for primitive in primitives:
-            _RULES[id(primitive)].tangent = body
+            rule = Rule(primitive, template, output, signature, body)
+            _KEEPALIVE.append(primitive)
+            if id(primitive) in _RULES:
+                _RULES[id(primitive)].tangent = rule
+            else:
+                _TANGENT_ONLY[id(primitive)] = rule
         return template
     return register
 
@@ -106,6 +125,14 @@ def nondifferentiable(*primitives: object) -> None:
 def rule_for(primitive: object) -> Rule | None:
     """The derivative rule of `primitive`, or None."""
     return _RULES.get(id(primitive))
+
+
+def tangent_rule_for(primitive: object) -> Rule | None:
+    """The forward-mode rule of `primitive` (a `Rule` whose body sets ``d[y]``), or None."""
+    owner = _RULES.get(id(primitive))
+    if owner is not None and owner.tangent is not None:
+        return owner.tangent
+    return _TANGENT_ONLY.get(id(primitive))
 
 
 def is_nondifferentiable(primitive: object) -> bool:
