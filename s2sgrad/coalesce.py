@@ -15,6 +15,8 @@ from __future__ import annotations
 import ast
 import re
 
+from .names import RESERVED
+
 
 def _reads(node) -> set[str]:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
@@ -96,13 +98,15 @@ def _base(name: str) -> str:
     return re.sub(r"_\d+$", "", name)
 
 
-def _preference(name: str, params: set) -> tuple:
-    return (name not in params, bool(re.search(r"_\d+$", name)), len(name), name)
+def _preference(name: str, params: set, returned: set = frozenset()) -> tuple:
+    return (name not in params, name not in returned, bool(re.search(r"_\d+$", name)), len(name), name)
 
 
 def coalesce(fn: ast.FunctionDef, fixed: set = frozenset()) -> ast.FunctionDef:
     """Merge copies whose names never interfere; `fixed` names are never renamed."""
     params = {a.arg for a in fn.args.args}
+    returned = {n.id for stmt in ast.walk(fn) if isinstance(stmt, ast.Return) and stmt.value is not None
+                for n in ast.walk(stmt.value) if isinstance(n, ast.Name)}
     liveness = _Liveness()
     liveness.block(fn.body, set(), set())
     edges = liveness.edges
@@ -125,12 +129,15 @@ def coalesce(fn: ast.FunctionDef, fixed: set = frozenset()) -> ast.FunctionDef:
         pinned = [n for n in group_a | group_b if n in params or n in fixed]
         if len(pinned) > 1:
             continue
-        rep = pinned[0] if pinned else min(group_a | group_b, key=lambda n: _preference(n, params))
+        rep = pinned[0] if pinned else min(group_a | group_b, key=lambda n: _preference(n, params, returned))
         for n in group_a | group_b:
             classes[n] = rep
         classes[rep] = rep
         members[rep] = group_a | group_b
     renames = {n: find(n) for n in list(classes) if find(n) != n}
+    stored = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    representatives = {find(n) for n in stored | set(classes)}
+    renames.update(_unversioned(fn, representatives - params - set(fixed), renames))
     if renames:
         for node in ast.walk(fn):
             if isinstance(node, ast.Name) and node.id in renames:
@@ -171,3 +178,19 @@ def _copy_origin(new, old):
     if getattr(old, "origin", None) is not None:
         new.origin = old.origin
     return new
+
+
+def _unversioned(fn, representatives: set, renames: dict) -> dict:
+    """``dh_1`` -> ``dh`` where no other name in the function is ``dh``."""
+    used = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)} | {a.arg for a in fn.args.args}
+    used = {renames.get(n, n) for n in used}
+    out = {}
+    for rep in sorted(representatives):
+        base = _base(rep)
+        if base != rep and base not in used and base.isidentifier() and base not in RESERVED:
+            used.add(base)
+            out[rep] = base
+            for n, r in renames.items():
+                if r == rep:
+                    renames[n] = base
+    return out

@@ -183,9 +183,11 @@ class _Printer:
             self.block(stmt.body, indent + 1)
             self.previous = None
         elif isinstance(stmt, ast.If):
-            self.lines.append(f"{pad}if {ast.unparse(stmt.test)}:{comment}")
-            self.block(stmt.body, indent + 1)
-            orelse = stmt.orelse
+            body, orelse, test = stmt.body, stmt.orelse, stmt.test
+            if len(body) == 1 and isinstance(body[0], ast.Pass) and orelse:
+                body, orelse, test = orelse, [], ast.UnaryOp(ast.Not(), test)     # if c: pass else: X
+            self.lines.append(f"{pad}if {ast.unparse(test)}:{comment}")
+            self.block(body, indent + 1)
             while len(orelse) == 1 and isinstance(orelse[0], ast.If) and getattr(orelse[0], "elif_", False):
                 self.lines.append(f"{pad}elif {ast.unparse(orelse[0].test)}:")
                 self.block(orelse[0].body, indent + 1)

@@ -156,7 +156,8 @@ class _FoldConstants(ast.NodeTransformer):
                               ast.expr_context))
                for n in ast.walk(node)):
             try:
-                return ast.Constant(eval(compile(ast.Expression(node), "<rule>", "eval"), {"__builtins__": {}}))
+                expression = ast.fix_missing_locations(ast.Expression(node))
+                return ast.Constant(eval(compile(expression, "<rule>", "eval"), {"__builtins__": {}}))
             except Exception:
                 return node
         return node

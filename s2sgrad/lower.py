@@ -221,6 +221,9 @@ class Lowerer:
             return type(node.op).__name__.lower()
         if isinstance(node, gast.Subscript):
             return "item"
+        if isinstance(node, (gast.Compare, gast.BoolOp)) or \
+                isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.Not):
+            return "test"
         return "t"
 
     def sub_block(self, stmts, env):

@@ -20,7 +20,7 @@ import inspect
 from dataclasses import dataclass, field
 
 from . import primitives
-from .analyze import TENSOR, Analysis
+from .analyze import SCALAR, TENSOR, Analysis
 from .errors import NoDerivativeRule, UnsupportedSyntax
 from .inline import Contribution, expand
 from .inplace import MUTATIONS, in_place_writes, value_reads
@@ -159,7 +159,7 @@ class Reverse:
             return []
         name = atom.name
         dname = self.adjoint_name(name)
-        is_sparse = isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "scatter"
+        is_sparse = self.may_be_sparse(expr)
         if name in self.has:
             if self.analysis.kind.get(name, TENSOR) == TENSOR and name not in self.sparse and not is_sparse:
                 value = ast.BinOp(_name(dname), ast.Add(), expr)
@@ -177,6 +177,15 @@ class Reverse:
         if isinstance(expr, ast.Name) and expr.id == dname:
             return []
         return [_assign(dname, expr, origin)]
+
+    def may_be_sparse(self, expr: ast.expr) -> bool:
+        """Could `expr` be a SparseGrad? Only ``scatter`` with an index that may be an array of rows."""
+        if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "scatter"):
+            return False
+        index = expr.args[2]
+        if isinstance(index, ast.Constant) or isinstance(index, ast.Tuple):
+            return False
+        return not (isinstance(index, ast.Name) and self.analysis.shapes.of(Var(index.id)) == SCALAR)
 
     def zero(self, name: str, origin=None) -> ast.stmt:
         self.has.add(name)
