@@ -13,11 +13,13 @@ import functools
 import inspect
 from typing import Any, Callable, Sequence, Union
 
+import gast
 import numpy as np
 
-from .errors import S2SGradError, WrtError
+from .errors import NonScalarOutput, S2SGradError, WrtError
 from .lower import lowered_source
 from .module import GradientModule, kind_of
+from .parse import parse_function
 from .rules.registry import nondifferentiable
 
 Wrt = Union[int, str, Sequence[Union[int, str]]]
@@ -138,6 +140,13 @@ def generated(f, wrt: list[str], mode: str, kinds: tuple = (), verbose: bool = F
     return fn
 
 
+def _return_location(f):
+    """Where `f` returns (its last return statement), for errors about its output."""
+    parsed = parse_function(f)
+    returns = [n for n in gast.walk(parsed.tree) if isinstance(n, gast.Return)]
+    return parsed.location(returns[-1] if returns else parsed.tree)
+
+
 def _defaults(f, n_params: int) -> tuple:
     """The user's own defaults (evaluated in their module), for the generated function."""
     defaults = getattr(inspect.unwrap(f), "__defaults__", None) or ()
@@ -166,7 +175,10 @@ def _make(f, wrt: Wrt, mode: str, verbose: bool, options: dict):
             _check_differentiable(f, name, values[params.index(name)])
         kinds = tuple(kind_of(v) for v in values)
         fn = generated(f, names, mode, kinds, verbose, **options)
-        out = fn(*values, *seed)
+        try:
+            out = fn(*values, *seed)
+        except NonScalarOutput as error:
+            raise NonScalarOutput(error.message, _return_location(f), error.hint) from None
         if many:
             if mode == "grad":
                 return out if len(names) > 1 else (out,)

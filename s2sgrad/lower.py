@@ -211,7 +211,10 @@ class Lowerer:
         return Var(name)
 
     def atom(self, node):
-        return self.bind(self.value(node), _hint(self.value_hint(node)))
+        value = self.value(node)
+        if hasattr(node, "lineno"):
+            self.node = node                   # the operation's own location, not its last operand's
+        return self.bind(value, _hint(self.value_hint(node)))
 
     def value_hint(self, node) -> str:
         if isinstance(node, gast.Call):
@@ -335,6 +338,7 @@ class Lowerer:
         if len(targets) == 1 and isinstance(targets[0], gast.Name):
             scalar = self.is_scalar(stmt.value)
             value = self.value(stmt.value)
+            self.node = stmt.value
             self.emit(self.define(targets[0].id), value)
             self.share(targets[0].id, stmt.value)
             if scalar:

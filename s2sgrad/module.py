@@ -74,6 +74,7 @@ class GradientModule:
 
     def gradient(self, fn, wrt: list[str], mode: str, arg_kinds=None, name: str | None = None) -> ast.FunctionDef:
         """The gradient function: forward sweep, backward sweep, gradients of `wrt` returned."""
+        self.in_progress.append((id(fn), None))
         lowered, names = self.prepare(fn, [p for p, k in (arg_kinds or {}).items() if k == SCALAR])
         analysis = analyze(lowered, list(wrt), arg_kinds)
         self.origin = f"{os.path.basename(lowered.source.filename)}:{lowered.name}"
@@ -94,6 +95,7 @@ class GradientModule:
             body.append(ast.Return(grad))
         params = list(lowered.params) + [sweeps.seed]
         defaults = [ast.Constant(1.0)] if mode != "vjp" else []
+        self.in_progress.pop()
         fn_name = name or f"d{lowered.name}_d{'_'.join(wrt)}"
         self.names.take(fn_name)
         node = _function(fn_name, params, body, defaults)
@@ -121,7 +123,7 @@ class GradientModule:
         if key in self.callees:
             return self.callees[key]
         if any(k[0] == id(fn) for k in self.in_progress):
-            raise UnsupportedSyntax(f"recursive call of '{fn.__name__}' cannot be differentiated", loc,
+            raise UnsupportedSyntax(f"the recursive call of '{fn.__name__}' cannot be differentiated", loc,
                                     "rewrite the recursion as a loop")
         base = fn.__name__
         names = (self.names.fresh(f"{base}_forward"), self.names.fresh(f"{base}_backward")) if any(mask) \

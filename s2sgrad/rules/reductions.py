@@ -7,7 +7,7 @@ are not in these signatures, so a call that passes them has no rule.
 import numpy as np
 
 from ..runtime import norm_grad, unreduce
-from .registry import adjoint, d
+from .registry import adjoint, d, tangent
 
 
 @adjoint(np.sum)
@@ -15,15 +15,31 @@ def sum(y, a, axis=None, dtype=None, out=None, keepdims=False):
     d[a] = unreduce(d[y], a, axis, keepdims)
 
 
+@tangent(np.sum)
+def sum(y, a, axis=None, dtype=None, out=None, keepdims=False):
+    d[y] = np.sum(d[a], axis=axis, keepdims=keepdims)
+
+
 @adjoint(np.mean)
 def mean(y, a, axis=None, dtype=None, out=None, keepdims=False):
     d[a] = unreduce(d[y], a, axis, keepdims) * (np.size(y) / np.size(a))
+
+
+@tangent(np.mean)
+def mean(y, a, axis=None, dtype=None, out=None, keepdims=False):
+    d[y] = np.mean(d[a], axis=axis, keepdims=keepdims)
 
 
 @adjoint(np.prod)
 def prod(y, a, axis=None, dtype=None, out=None, keepdims=False):
     """Assumes no zero in `a` (the gradient divides by it)."""
     d[a] = unreduce(d[y] * y, a, axis, keepdims) / a
+
+
+@tangent(np.prod)
+def prod(y, a, axis=None, dtype=None, out=None, keepdims=False):
+    """Assumes no zero in `a` (the tangent divides by it)."""
+    d[y] = y * np.sum(d[a] / a, axis=axis, keepdims=keepdims)
 
 
 @adjoint(np.max, np.min, np.amax, np.amin)
@@ -33,10 +49,23 @@ def max(y, a, axis=None, out=None, keepdims=False):
     d[a] = unreduce(d[y] / np.sum(hit, axis, keepdims=keepdims), a, axis, keepdims) * hit
 
 
+@tangent(np.max, np.min, np.amax, np.amin)
+def max(y, a, axis=None, out=None, keepdims=False):
+    """The mean of the tangents of the elements equal to the extremum."""
+    hit = a == unreduce(y, a, axis, keepdims)
+    d[y] = np.sum(d[a] * hit, axis=axis, keepdims=keepdims) / np.sum(hit, axis=axis, keepdims=keepdims)
+
+
 @adjoint(np.var)
 def var(y, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     n = np.size(a) / np.size(y) - ddof
     d[a] = unreduce(d[y], a, axis, keepdims) * (2.0 / n) * (a - np.mean(a, axis, keepdims=True))
+
+
+@tangent(np.var)
+def var(y, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    n = np.size(a) / np.size(y) - ddof
+    d[y] = np.sum((a - np.mean(a, axis, keepdims=True)) * d[a], axis=axis, keepdims=keepdims) * (2.0 / n)
 
 
 @adjoint(np.std)
@@ -45,15 +74,32 @@ def std(y, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     d[a] = unreduce(d[y] / y, a, axis, keepdims) * (a - np.mean(a, axis, keepdims=True)) / n
 
 
+@tangent(np.std)
+def std(y, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    n = np.size(a) / np.size(y) - ddof
+    d[y] = np.sum((a - np.mean(a, axis, keepdims=True)) * d[a], axis=axis, keepdims=keepdims) / (n * y)
+
+
 @adjoint(np.cumsum)
 def cumsum(y, a, axis=None, dtype=None, out=None):
     d[a] = np.reshape(np.flip(np.cumsum(np.flip(d[y], axis), axis), axis), np.shape(a))
+
+
+@tangent(np.cumsum)
+def cumsum(y, a, axis=None, dtype=None, out=None):
+    d[y] = np.cumsum(d[a], axis=axis)
 
 
 @adjoint(np.cumprod)
 def cumprod(y, a, axis=None, dtype=None, out=None):
     """Assumes no zero in `a` (the gradient divides by it)."""
     d[a] = np.reshape(np.flip(np.cumsum(np.flip(d[y] * y, axis), axis), axis), np.shape(a)) / a
+
+
+@tangent(np.cumprod)
+def cumprod(y, a, axis=None, dtype=None, out=None):
+    """Assumes no zero in `a` (the tangent divides by it)."""
+    d[y] = y * np.cumsum(d[a] / a, axis=axis)
 
 
 @adjoint(np.linalg.norm)
@@ -63,6 +109,19 @@ def norm(y, x, ord=None, axis=None, keepdims=False):
             else norm_grad(d[y], y, x, ord, axis, keepdims))
 
 
+@tangent(np.linalg.norm)
+def norm(y, x, ord=None, axis=None, keepdims=False):
+    """The 2-norm and the Frobenius norm inline; the other orders through `norm_grad`."""
+    d[y] = (np.sum(x * d[x], axis=axis, keepdims=keepdims) / y if ord in (None, "fro")
+            else np.sum(norm_grad(np.ones_like(y), y, x, ord, axis, keepdims) * d[x], axis=axis,
+                        keepdims=keepdims))
+
+
 @adjoint(np.bincount)
 def bincount(y, x, /, weights=None, minlength=0):
     d[weights] = d[y][x]
+
+
+@tangent(np.bincount)
+def bincount(y, x, /, weights=None, minlength=0):
+    d[y] = np.bincount(x, d[weights], minlength)

@@ -7,7 +7,7 @@ summed back to its shape with `unbroadcast` (which does nothing when the shapes 
 import numpy as np
 
 from ..runtime import unbroadcast
-from .registry import adjoint, d
+from .registry import adjoint, d, tangent
 
 
 # --- exponentials and logarithms ---------------------------------------------
@@ -17,9 +17,19 @@ def exp(y, x):
     d[x] = d[y] * y
 
 
+@tangent(np.exp)
+def exp(y, x):
+    d[y] = d[x] * y
+
+
 @adjoint(np.exp2)
 def exp2(y, x):
     d[x] = d[y] * y * np.log(2.0)
+
+
+@tangent(np.exp2)
+def exp2(y, x):
+    d[y] = d[x] * y * np.log(2.0)
 
 
 @adjoint(np.expm1)
@@ -27,9 +37,19 @@ def expm1(y, x):
     d[x] = d[y] * (y + 1.0)
 
 
+@tangent(np.expm1)
+def expm1(y, x):
+    d[y] = d[x] * (y + 1.0)
+
+
 @adjoint(np.log)
 def log(y, x):
     d[x] = d[y] / x
+
+
+@tangent(np.log)
+def log(y, x):
+    d[y] = d[x] / x
 
 
 @adjoint(np.log2)
@@ -37,14 +57,29 @@ def log2(y, x):
     d[x] = d[y] / (x * np.log(2.0))
 
 
+@tangent(np.log2)
+def log2(y, x):
+    d[y] = d[x] / (x * np.log(2.0))
+
+
 @adjoint(np.log10)
 def log10(y, x):
     d[x] = d[y] / (x * np.log(10.0))
 
 
+@tangent(np.log10)
+def log10(y, x):
+    d[y] = d[x] / (x * np.log(10.0))
+
+
 @adjoint(np.log1p)
 def log1p(y, x):
     d[x] = d[y] / (1.0 + x)
+
+
+@tangent(np.log1p)
+def log1p(y, x):
+    d[y] = d[x] / (1.0 + x)
 
 
 @adjoint(np.logaddexp)
@@ -53,10 +88,20 @@ def logaddexp(y, x1, x2):
     d[x2] = unbroadcast(d[y] * np.exp(x2 - y), x2)
 
 
+@tangent(np.logaddexp)
+def logaddexp(y, x1, x2):
+    d[y] = d[x1] * np.exp(x1 - y) + d[x2] * np.exp(x2 - y)
+
+
 @adjoint(np.logaddexp2)
 def logaddexp2(y, x1, x2):
     d[x1] = unbroadcast(d[y] * np.exp2(x1 - y), x1)
     d[x2] = unbroadcast(d[y] * np.exp2(x2 - y), x2)
+
+
+@tangent(np.logaddexp2)
+def logaddexp2(y, x1, x2):
+    d[y] = d[x1] * np.exp2(x1 - y) + d[x2] * np.exp2(x2 - y)
 
 
 # --- powers and roots --------------------------------------------------------
@@ -66,9 +111,19 @@ def sqrt(y, x):
     d[x] = d[y] * 0.5 / y
 
 
+@tangent(np.sqrt)
+def sqrt(y, x):
+    d[y] = d[x] * 0.5 / y
+
+
 @adjoint(np.cbrt)
 def cbrt(y, x):
     d[x] = d[y] / (3.0 * y * y)
+
+
+@tangent(np.cbrt)
+def cbrt(y, x):
+    d[y] = d[x] / (3.0 * y * y)
 
 
 @adjoint(np.square)
@@ -76,9 +131,19 @@ def square(y, x):
     d[x] = d[y] * 2.0 * x
 
 
+@tangent(np.square)
+def square(y, x):
+    d[y] = d[x] * 2.0 * x
+
+
 @adjoint(np.reciprocal)
 def reciprocal(y, x):
     d[x] = -d[y] * y * y
+
+
+@tangent(np.reciprocal)
+def reciprocal(y, x):
+    d[y] = -d[x] * y * y
 
 
 @adjoint(np.power, np.float_power)
@@ -87,10 +152,20 @@ def power(y, x1, x2):
     d[x2] = unbroadcast(d[y] * y * np.log(np.where(x1 == 0, 1.0, x1)), x2)
 
 
+@tangent(np.power, np.float_power)
+def power(y, x1, x2):
+    d[y] = d[x1] * x2 * x1 ** (x2 - 1.0) + d[x2] * y * np.log(np.where(x1 == 0, 1.0, x1))
+
+
 @adjoint(np.hypot)
 def hypot(y, x1, x2):
     d[x1] = unbroadcast(d[y] * x1 / y, x1)
     d[x2] = unbroadcast(d[y] * x2 / y, x2)
+
+
+@tangent(np.hypot)
+def hypot(y, x1, x2):
+    d[y] = (d[x1] * x1 + d[x2] * x2) / y
 
 
 # --- trigonometric and hyperbolic --------------------------------------------
@@ -100,9 +175,19 @@ def sin(y, x):
     d[x] = d[y] * np.cos(x)
 
 
+@tangent(np.sin)
+def sin(y, x):
+    d[y] = d[x] * np.cos(x)
+
+
 @adjoint(np.cos)
 def cos(y, x):
     d[x] = -d[y] * np.sin(x)
+
+
+@tangent(np.cos)
+def cos(y, x):
+    d[y] = -d[x] * np.sin(x)
 
 
 @adjoint(np.tan)
@@ -110,9 +195,19 @@ def tan(y, x):
     d[x] = d[y] * (1.0 + y * y)
 
 
+@tangent(np.tan)
+def tan(y, x):
+    d[y] = d[x] * (1.0 + y * y)
+
+
 @adjoint(np.arcsin)
 def arcsin(y, x):
     d[x] = d[y] / np.sqrt(1.0 - x * x)
+
+
+@tangent(np.arcsin)
+def arcsin(y, x):
+    d[y] = d[x] / np.sqrt(1.0 - x * x)
 
 
 @adjoint(np.arccos)
@@ -120,9 +215,19 @@ def arccos(y, x):
     d[x] = -d[y] / np.sqrt(1.0 - x * x)
 
 
+@tangent(np.arccos)
+def arccos(y, x):
+    d[y] = -d[x] / np.sqrt(1.0 - x * x)
+
+
 @adjoint(np.arctan)
 def arctan(y, x):
     d[x] = d[y] / (1.0 + x * x)
+
+
+@tangent(np.arctan)
+def arctan(y, x):
+    d[y] = d[x] / (1.0 + x * x)
 
 
 @adjoint(np.arctan2)
@@ -131,9 +236,19 @@ def arctan2(y, x1, x2):
     d[x2] = unbroadcast(-d[y] * x1 / (x1 * x1 + x2 * x2), x2)
 
 
+@tangent(np.arctan2)
+def arctan2(y, x1, x2):
+    d[y] = (d[x1] * x2 - d[x2] * x1) / (x1 * x1 + x2 * x2)
+
+
 @adjoint(np.sinh)
 def sinh(y, x):
     d[x] = d[y] * np.cosh(x)
+
+
+@tangent(np.sinh)
+def sinh(y, x):
+    d[y] = d[x] * np.cosh(x)
 
 
 @adjoint(np.cosh)
@@ -141,9 +256,19 @@ def cosh(y, x):
     d[x] = d[y] * np.sinh(x)
 
 
+@tangent(np.cosh)
+def cosh(y, x):
+    d[y] = d[x] * np.sinh(x)
+
+
 @adjoint(np.tanh)
 def tanh(y, x):
     d[x] = d[y] * (1.0 - y * y)
+
+
+@tangent(np.tanh)
+def tanh(y, x):
+    d[y] = d[x] * (1.0 - y * y)
 
 
 @adjoint(np.arcsinh)
@@ -151,9 +276,19 @@ def arcsinh(y, x):
     d[x] = d[y] / np.sqrt(x * x + 1.0)
 
 
+@tangent(np.arcsinh)
+def arcsinh(y, x):
+    d[y] = d[x] / np.sqrt(x * x + 1.0)
+
+
 @adjoint(np.arccosh)
 def arccosh(y, x):
     d[x] = d[y] / np.sqrt(x * x - 1.0)
+
+
+@tangent(np.arccosh)
+def arccosh(y, x):
+    d[y] = d[x] / np.sqrt(x * x - 1.0)
 
 
 @adjoint(np.arctanh)
@@ -161,9 +296,19 @@ def arctanh(y, x):
     d[x] = d[y] / (1.0 - x * x)
 
 
+@tangent(np.arctanh)
+def arctanh(y, x):
+    d[y] = d[x] / (1.0 - x * x)
+
+
 @adjoint(np.deg2rad, np.radians)
 def deg2rad(y, x):
     d[x] = d[y] * (np.pi / 180.0)
+
+
+@tangent(np.deg2rad, np.radians)
+def deg2rad(y, x):
+    d[y] = d[x] * (np.pi / 180.0)
 
 
 @adjoint(np.rad2deg, np.degrees)
@@ -171,9 +316,19 @@ def rad2deg(y, x):
     d[x] = d[y] * (180.0 / np.pi)
 
 
+@tangent(np.rad2deg, np.degrees)
+def rad2deg(y, x):
+    d[y] = d[x] * (180.0 / np.pi)
+
+
 @adjoint(np.sinc)
 def sinc(y, x):
     d[x] = d[y] * np.where(x == 0, 0.0, (np.cos(np.pi * x) - y) / np.where(x == 0, 1.0, x))
+
+
+@tangent(np.sinc)
+def sinc(y, x):
+    d[y] = d[x] * np.where(x == 0, 0.0, (np.cos(np.pi * x) - y) / np.where(x == 0, 1.0, x))
 
 
 # --- arithmetic ----------------------------------------------------------------
@@ -184,10 +339,20 @@ def add(y, x1, x2):
     d[x2] = unbroadcast(d[y], x2)
 
 
+@tangent(np.add)
+def add(y, x1, x2):
+    d[y] = d[x1] + d[x2]
+
+
 @adjoint(np.subtract)
 def subtract(y, x1, x2):
     d[x1] = unbroadcast(d[y], x1)
     d[x2] = unbroadcast(-d[y], x2)
+
+
+@tangent(np.subtract)
+def subtract(y, x1, x2):
+    d[y] = d[x1] - d[x2]
 
 
 @adjoint(np.multiply)
@@ -196,10 +361,20 @@ def multiply(y, x1, x2):
     d[x2] = unbroadcast(d[y] * x1, x2)
 
 
+@tangent(np.multiply)
+def multiply(y, x1, x2):
+    d[y] = d[x1] * x2 + x1 * d[x2]
+
+
 @adjoint(np.divide)  # np.true_divide is np.divide
 def divide(y, x1, x2):
     d[x1] = unbroadcast(d[y] / x2, x1)
     d[x2] = unbroadcast(-d[y] * y / x2, x2)
+
+
+@tangent(np.divide)
+def divide(y, x1, x2):
+    d[y] = d[x1] / x2 - d[x2] * y / x2
 
 
 @adjoint(np.mod, np.fmod)  # np.remainder is np.mod
@@ -208,9 +383,19 @@ def mod(y, x1, x2):
     d[x2] = unbroadcast(-d[y] * (x1 - y) / x2, x2)
 
 
+@tangent(np.mod, np.fmod)
+def mod(y, x1, x2):
+    d[y] = d[x1] - d[x2] * (x1 - y) / x2
+
+
 @adjoint(np.negative)
 def negative(y, x):
     d[x] = -d[y]
+
+
+@tangent(np.negative)
+def negative(y, x):
+    d[y] = -d[x]
 
 
 @adjoint(np.positive)
@@ -218,9 +403,19 @@ def positive(y, x):
     d[x] = d[y]
 
 
+@tangent(np.positive)
+def positive(y, x):
+    d[y] = d[x]
+
+
 @adjoint(np.absolute, np.fabs)  # np.abs is np.absolute
 def absolute(y, x):
     d[x] = d[y] * np.sign(x)
+
+
+@tangent(np.absolute, np.fabs)
+def absolute(y, x):
+    d[y] = d[x] * np.sign(x)
 
 
 @adjoint(np.real)
@@ -228,9 +423,19 @@ def real(y, val):
     d[val] = d[y]
 
 
+@tangent(np.real)
+def real(y, val):
+    d[y] = np.real(d[val])
+
+
 @adjoint(np.conjugate)  # np.conj is np.conjugate
 def conjugate(y, x):
     d[x] = np.conj(d[y])
+
+
+@tangent(np.conjugate)
+def conjugate(y, x):
+    d[y] = np.conj(d[x])
 
 
 # --- selection: the gradient goes to the argument that was picked --------------
@@ -242,10 +447,20 @@ def maximum(y, x1, x2):
     d[x2] = unbroadcast(d[y] * ((x2 == y) - 0.5 * (x1 == x2)), x2)
 
 
+@tangent(np.maximum, np.minimum, np.fmax, np.fmin)
+def maximum(y, x1, x2):
+    d[y] = d[x1] * ((x1 == y) - 0.5 * (x1 == x2)) + d[x2] * ((x2 == y) - 0.5 * (x1 == x2))
+
+
 @adjoint(np.where)
 def where(z, condition, x=None, y=None):
     d[x] = unbroadcast(np.where(condition, d[z], 0.0), x)
     d[y] = unbroadcast(np.where(condition, 0.0, d[z]), y)
+
+
+@tangent(np.where)
+def where(z, condition, x=None, y=None):
+    d[z] = np.where(condition, d[x], d[y])
 
 
 @adjoint(np.clip)
@@ -255,3 +470,9 @@ def clip(y, a, a_min=None, a_max=None, out=None, *, min=None, max=None):
     d[a_max] = unbroadcast(d[y] * (a > a_max), a_max)
     d[min] = unbroadcast(d[y] * (a < min), min)
     d[max] = unbroadcast(d[y] * (a > max), max)
+
+
+@tangent(np.clip)
+def clip(y, a, a_min=None, a_max=None, out=None, *, min=None, max=None):
+    d[y] = (d[a] * (y == a) + d[a_min] * (a < a_min) + d[a_max] * (a > a_max)
+            + d[min] * (a < min) + d[max] * (a > max))

@@ -1,0 +1,114 @@
+"""Errors name the user's file, line and column, show the line with a caret, and say what to do."""
+import inspect
+import re
+
+import numpy as np
+import pytest
+
+import s2sgrad as sg
+
+import error_cases
+
+FILE = error_cases.__file__
+
+
+def line_of(fn, text: str) -> int:
+    """The file line number of the first line of `fn` containing `text`."""
+    lines, start = inspect.getsourcelines(fn)
+    for k, line in enumerate(lines):
+        if text in line:
+            return start + k
+    raise AssertionError(f"{text!r} not in {fn.__name__}")
+
+
+def raised(fn, *args, wrt=0):
+    with pytest.raises(sg.S2SGradError) as info:
+        sg.grad(fn, wrt=wrt)(*args)
+    return info.value
+
+
+def assert_points_at(error, fn, text, column_text=None):
+    """The error names FILE:line:col of `text` in `fn`, shows that line, and a caret under `column_text`."""
+    line = line_of(fn, text)
+    source_line = inspect.getsourcelines(fn)[0][line - inspect.getsourcelines(fn)[1]]
+    message = str(error)
+    header, shown, caret = message.splitlines()[:3]
+    col = source_line.index(column_text or source_line.strip()) + 1
+    assert header.startswith(f"{FILE}:{line}:{col}: "), header
+    assert shown == source_line.rstrip()
+    assert caret == " " * (col - 1) + "^"
+    assert error.location.line == line
+
+
+CASES = [
+    # function, line text, caret text, error class, message pattern, hint pattern
+    (error_cases.uses_try, "try:", "try", sg.UnsupportedSyntax, r"'try' is not supported", r"move the try block"),
+    (error_cases.uses_with, "with open", "with", sg.UnsupportedSyntax, r"'with' is not supported", r"move"),
+    (error_cases.uses_yield, "yield x", "yield", sg.UnsupportedSyntax, r"generators", r"return a list"),
+    (error_cases.uses_global, "global COUNT", "global", sg.UnsupportedSyntax, r"'global' is not supported",
+     r"pass the value as an argument"),
+    (error_cases.defines_class, "class Box", "class", sg.UnsupportedSyntax, r"class definition", r"outside"),
+    (error_cases.calls_without_rule, "gammaln", "scipy", sg.NoDerivativeRule,
+     r"no derivative rule for scipy\.special\.gammaln", r"@s2sgrad\.adjoint\(scipy\.special\.gammaln\)"),
+    (error_cases.attribute_write, "x.flags", "x.flags", sg.UnsupportedSyntax, r"assignment to an attribute", r"local"),
+    (error_cases.while_else, "while x", "while", sg.UnsupportedSyntax, r"'while \.\.\. else'", r"flag"),
+    (error_cases.sets_a_view, "return np.sum(v)", "v)", sg.UnsupportedSyntax,
+     r"'v' may have been changed in place through 'y'.*line \d+", r"copy"),
+    (error_cases.undefined_after_loop, "return z", "z", sg.UnsupportedSyntax,
+     r"'z' is assigned inside a loop", r"initial value"),
+    (error_cases.bad_schedule, "checkpointed", "12", sg.UnsupportedSyntax, r"not a checkpointing schedule",
+     r"Revolve"),
+    (error_cases.vector_output, "return x * 2.0", "return", sg.NonScalarOutput, r"scalar.*shape \(3,\)",
+     r"vjp"),
+]
+
+
+@pytest.mark.parametrize("fn, text, column, kind, message, hint", CASES, ids=[c[0].__name__ for c in CASES])
+def test_error_points_at_the_user_line(fn, text, column, kind, message, hint):
+    error = raised(fn, np.ones(3))
+    assert type(error) is kind
+    assert_points_at(error, fn, text, column)
+    assert re.search(message, error.message), error.message
+    assert re.search(hint, error.hint), error.hint
+
+
+def test_recursion_is_refused_at_the_recursive_call():
+    error = raised(error_cases.recursive, 1.0, 3)
+    assert isinstance(error, sg.UnsupportedSyntax)
+    assert_points_at(error, error_cases.recursive, "return recursive(", "recursive(")
+    assert "recursive call" in error.message and "loop" in error.hint
+
+
+def test_integer_argument_in_wrt():
+    with pytest.raises(sg.WrtError, match=r"argument 'n' of recursive is an integer.*no gradient"):
+        sg.grad(error_cases.recursive, wrt=1)(1.0, 3)
+    with pytest.raises(sg.WrtError, match=r"integer"):
+        sg.grad(lambda v: np.sum(v * 2))(np.arange(3))
+
+
+@pytest.mark.parametrize("wrt, pattern", [("z", r"wrt='z' names no argument of recursive \(its arguments: x, n\)"),
+                                          (5, r"wrt=5 is out of range: recursive has 2 argument"),
+                                          ((0, 0), r"twice"), (1.5, r"index or name")])
+def test_bad_wrt(wrt, pattern):
+    with pytest.raises(sg.WrtError, match=pattern):
+        sg.grad(error_cases.recursive, wrt=wrt)
+
+
+def test_source_not_found():
+    namespace = {"np": np}
+    exec("def made_by_exec(x):\n    return x * 2\n", namespace)
+    with pytest.raises(sg.SourceNotFound, match="cannot find the source") as info:
+        sg.grad(namespace["made_by_exec"])(1.0)
+    assert "exec" in info.value.hint
+    with pytest.raises(sg.SourceNotFound, match="not a Python function"):
+        sg.grad(np.sin)(1.0)
+
+
+def test_every_error_is_an_s2sgrad_error():
+    for kind in (sg.UnsupportedSyntax, sg.NoDerivativeRule, sg.NonScalarOutput, sg.WrtError, sg.SourceNotFound):
+        assert issubclass(kind, sg.S2SGradError)
+
+
+def test_unknown_option():
+    with pytest.raises(sg.S2SGradError, match="unknown option"):
+        sg.grad(error_cases.vector_output, optimise=False)(np.ones(3))
