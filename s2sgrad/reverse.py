@@ -162,6 +162,9 @@ class Reverse:
         is_sparse = self.may_be_sparse(expr)
         if name in self.has:
             if self.analysis.kind.get(name, TENSOR) == TENSOR and name not in self.sparse and not is_sparse:
+                if not self.may_alias.get(name, True):
+                    # the buffer is the gradient's own (zeros it made, or a sum it computed): add in place
+                    return [_origin(ast.AugAssign(_store(dname), ast.Add(), expr), origin)]
                 value = ast.BinOp(_name(dname), ast.Add(), expr)
                 if not self.loops and not self.branches:      # runs for sure: the result is a new array
                     self.may_alias[name] = False
@@ -288,17 +291,21 @@ class Reverse:
         douts = {k: self.read_adjoint(stmt.results[k]) for k in flowing}
         before = set(self.has) - set(stmt.results)
         before_sparse = set(self.sparse)
-        branches = []
+        before_alias = dict(self.may_alias)
+        branches, aliases = [], []
         self.branches += 1
         for block, outs in ((stmt.body, stmt.body_outs), (stmt.orelse, stmt.orelse_outs)):
             self.has = set(before)
             self.sparse = set(before_sparse)
+            self.may_alias = dict(before_alias)
             code = []
             for k in flowing:
                 code += self.contribute(outs[k], douts[k], stmt.loc)
             code += self.backward_block(block, repeated)
             branches.append((code, set(self.has)))
+            aliases.append(self.may_alias)
         self.branches -= 1
+        may_alias = {n: any(a.get(n, False) for a in aliases) for n in set(aliases[0]) | set(aliases[1])}
         merged = branches[0][1] | branches[1][1]
         self.has = merged
         self.sparse = before_sparse & self.sparse
@@ -307,6 +314,7 @@ class Reverse:
             for name in sorted(merged - has):
                 code.append(self.zero(name, stmt.loc))
             codes.append(code or [ast.Pass()])
+        self.may_alias = may_alias
         if isinstance(stmt.test, Const):
             return codes[0 if stmt.test.value else 1]
         return [_origin(ast.If(atom_expr(stmt.test), codes[0], codes[1]), stmt.loc)]

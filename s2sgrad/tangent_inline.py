@@ -51,7 +51,7 @@ class _Zero(ast.expr):
     """A tangent known to be zero; `like` is the primal value it is the tangent of."""
     _fields = ()
 
-    def __init__(self, like: ast.expr):
+    def __init__(self, like: ast.expr = None):
         super().__init__()
         self.like = like
 
@@ -60,7 +60,7 @@ class _Default(ast.expr):
     """A parameter the call left at its default value `value`."""
     _fields = ()
 
-    def __init__(self, value):
+    def __init__(self, value=None):
         super().__init__()
         self.value = value
 

@@ -1,9 +1,13 @@
 """Derivative rules, one short template per primitive. The rule table is the documentation.
 
+Each adjoint (reverse-mode) rule has a tangent (forward-mode) twin beside it;
+`runtime_helpers` gives forward-mode rules to what generated gradients call.
 Importing this package registers every built-in rule.
 """
 from . import (containers, linalg, math_scalar, nondifferentiable, operators, reductions,  # noqa: F401  (registers)
-               shapes, ufuncs)
-from .registry import Rule, adjoint, d, is_nondifferentiable, nondifferentiable as mark_nondifferentiable, rule_for, tangent
+               runtime_helpers, shapes, ufuncs)
+from .registry import (Rule, adjoint, d, is_nondifferentiable, nondifferentiable as mark_nondifferentiable, rule_for,
+                       tangent, tangent_rule_for)
 
-__all__ = ["Rule", "adjoint", "d", "is_nondifferentiable", "mark_nondifferentiable", "rule_for", "tangent"]
+__all__ = ["Rule", "adjoint", "d", "is_nondifferentiable", "mark_nondifferentiable", "rule_for", "tangent",
+           "tangent_rule_for"]

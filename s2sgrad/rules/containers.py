@@ -8,13 +8,18 @@ import builtins
 import numpy as np
 
 from .. import primitives
-from ..runtime import densify, grad_or_zeros, seq_scatter, setitem, unbroadcast, unstack, written
-from .registry import adjoint, d
+from ..runtime import densify, grad_or_zeros, list_append, seq_scatter, setitem, unbroadcast, unstack, written
+from .registry import adjoint, d, tangent
 
 
 @adjoint(primitives.seq_getitem)
 def seq_getitem(y, xs, index):
     d[xs] = seq_scatter(d[y], xs, index)
+
+
+@tangent(primitives.seq_getitem)
+def seq_getitem(y, xs, index):
+    d[y] = d[xs][index]
 
 
 @adjoint(primitives.list_append)
@@ -23,14 +28,29 @@ def list_append(ys, xs, x):
     d[x] = grad_or_zeros(d[ys][-1], x)
 
 
+@tangent(primitives.list_append)
+def list_append(ys, xs, x):
+    d[ys] = list_append(d[xs], d[x])
+
+
 @adjoint(np.stack)
 def stack(y, arrays, axis=0):
     d[arrays] = unstack(d[y], arrays, axis)
 
 
+@tangent(np.stack)
+def stack(y, arrays, axis=0):
+    d[y] = np.stack(d[arrays], axis)
+
+
 @adjoint(np.array, np.asarray)
 def array(y, object, dtype=None):
     d[object] = unstack(d[y], object) if isinstance(object, list) else unbroadcast(d[y], object)
+
+
+@tangent(np.array, np.asarray)
+def array(y, object, dtype=None):
+    d[y] = np.array(d[object], dtype)
 
 
 @adjoint(builtins.sum)
@@ -39,7 +59,17 @@ def sum(y, iterable, start=0):
     d[start] = unbroadcast(d[y], start)
 
 
+@tangent(builtins.sum)
+def sum(y, iterable, start=0):
+    d[y] = sum(d[iterable]) + d[start]
+
+
 @adjoint(primitives.setitem)
 def write(y, x, index, value):
     d[x] = setitem(densify(d[y]), index, 0.0)
     d[value] = unbroadcast(written(d[y], index), value)
+
+
+@tangent(primitives.setitem)
+def write(y, x, index, value):
+    d[y] = setitem(d[x], index, d[value])

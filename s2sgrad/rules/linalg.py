@@ -6,15 +6,20 @@ matrices too (the last two axes), as NumPy's do.
 """
 import numpy as np
 
-from ..runtime import (einsum_grad, grad_or_zeros, matmul_grad_a, matmul_grad_b, tensordot_grad_a,
+from ..runtime import (einsum_grad, einsum_tangent, grad_or_zeros, matmul_grad_a, matmul_grad_b, tensordot_grad_a,
                        tensordot_grad_b, unbroadcast, undiagonal)
-from .registry import adjoint, d
+from .registry import adjoint, d, tangent
 
 
 @adjoint(np.matmul)
 def matmul(y, x1, x2, /, out=None):
     d[x1] = matmul_grad_a(d[y], x1, x2)
     d[x2] = matmul_grad_b(d[y], x1, x2)
+
+
+@tangent(np.matmul)
+def matmul(y, x1, x2, /, out=None):
+    d[y] = np.matmul(d[x1], x2) + np.matmul(x1, d[x2])
 
 
 @adjoint(np.dot)
@@ -25,11 +30,21 @@ def dot(y, a, b, out=None):
     d[b] = tensordot_grad_b(d[y], a, b, axes)
 
 
+@tangent(np.dot)
+def dot(y, a, b, out=None):
+    d[y] = np.dot(d[a], b) + np.dot(a, d[b])
+
+
 @adjoint(np.inner)
 def inner(y, a, b, /):
     axes = ([-1], [-1]) if np.ndim(a) and np.ndim(b) else 0
     d[a] = tensordot_grad_a(d[y], a, b, axes)
     d[b] = tensordot_grad_b(d[y], a, b, axes)
+
+
+@tangent(np.inner)
+def inner(y, a, b, /):
+    d[y] = np.inner(d[a], b) + np.inner(a, d[b])
 
 
 @adjoint(np.outer)
@@ -38,10 +53,20 @@ def outer(y, a, b, out=None):
     d[b] = np.reshape(np.dot(np.ravel(a), d[y]), np.shape(b))
 
 
+@tangent(np.outer)
+def outer(y, a, b, out=None):
+    d[y] = np.outer(d[a], b) + np.outer(a, d[b])
+
+
 @adjoint(np.tensordot)
 def tensordot(y, a, b, axes=2):
     d[a] = tensordot_grad_a(d[y], a, b, axes)
     d[b] = tensordot_grad_b(d[y], a, b, axes)
+
+
+@tangent(np.tensordot)
+def tensordot(y, a, b, axes=2):
+    d[y] = np.tensordot(d[a], b, axes) + np.tensordot(a, d[b], axes)
 
 
 @adjoint(np.einsum)
@@ -50,10 +75,21 @@ def einsum(y, subscripts, *operands, out=None, optimize=False):
     d[operands] = einsum_grad(d[y], subscripts, operands)
 
 
+@tangent(np.einsum)
+def einsum(y, subscripts, *operands, out=None, optimize=False):
+    """``d[operands]`` is the tuple of the operands' tangents, None where zero."""
+    d[y] = einsum_tangent(subscripts, operands, d[operands])
+
+
 @adjoint(np.linalg.inv)
 def inv(y, a):
     yT = np.swapaxes(y, -1, -2)
     d[a] = -(yT @ d[y] @ yT)
+
+
+@tangent(np.linalg.inv)
+def inv(y, a):
+    d[y] = -(y @ d[a] @ y)
 
 
 @adjoint(np.linalg.det)
@@ -61,10 +97,21 @@ def det(y, a):
     d[a] = np.expand_dims(d[y] * y, (-2, -1)) * np.swapaxes(np.linalg.inv(a), -1, -2)
 
 
+@tangent(np.linalg.det)
+def det(y, a):
+    d[y] = y * np.trace(np.linalg.solve(a, d[a]), axis1=-2, axis2=-1)
+
+
 @adjoint(np.linalg.slogdet)
 def slogdet(y, a):
     """Only the log-determinant ``y[1]`` carries a gradient: the sign is piecewise constant."""
     d[a] = np.expand_dims(grad_or_zeros(d[y][1], y[1]), (-2, -1)) * np.swapaxes(np.linalg.inv(a), -1, -2)
+
+
+@tangent(np.linalg.slogdet)
+def slogdet(y, a):
+    """The sign ``y[0]`` is piecewise constant: its tangent is zero."""
+    d[y] = (np.zeros_like(y[0]), np.trace(np.linalg.solve(a, d[a]), axis1=-2, axis2=-1))
 
 
 @adjoint(np.linalg.solve)
@@ -76,9 +123,22 @@ def solve(y, a, b):
     d[a] = unbroadcast(-(gb @ np.swapaxes(y[..., None] if vec else y, -1, -2)), a)
 
 
+@tangent(np.linalg.solve)
+def solve(y, a, b):
+    """A 1-D `b` is one right-hand side; otherwise `b` is a (stack of) matrices of right-hand sides."""
+    vec = np.ndim(b) == 1
+    rhs = d[b] - (d[a] @ y[..., None])[..., 0] if vec else d[b] - d[a] @ y
+    d[y] = np.linalg.solve(a, rhs[..., None])[..., 0] if vec else np.linalg.solve(a, rhs)
+
+
 @adjoint(np.trace)
 def trace(y, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     d[a] = undiagonal(np.expand_dims(d[y], -1), a, offset, axis1, axis2)
+
+
+@tangent(np.trace)
+def trace(y, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    d[y] = np.trace(d[a], offset, axis1, axis2)
 
 
 if hasattr(np, "vecdot"):  # NumPy 2
@@ -86,22 +146,42 @@ if hasattr(np, "vecdot"):  # NumPy 2
     def linalg_trace(y, x, /, *, offset=0, dtype=None):
         d[x] = undiagonal(np.expand_dims(d[y], -1), x, offset, -2, -1)
 
+    @tangent(np.linalg.trace)
+    def linalg_trace(y, x, /, *, offset=0, dtype=None):
+        d[y] = np.linalg.trace(d[x], offset=offset)
+
     @adjoint(np.linalg.matmul)
     def linalg_matmul(y, x1, x2, /):
         d[x1] = matmul_grad_a(d[y], x1, x2)
         d[x2] = matmul_grad_b(d[y], x1, x2)
+
+    @tangent(np.linalg.matmul)
+    def linalg_matmul(y, x1, x2, /):
+        d[y] = np.linalg.matmul(d[x1], x2) + np.linalg.matmul(x1, d[x2])
 
     @adjoint(np.linalg.outer)
     def linalg_outer(y, x1, x2, /):
         d[x1] = np.dot(d[y], x2)
         d[x2] = np.dot(x1, d[y])
 
+    @tangent(np.linalg.outer)
+    def linalg_outer(y, x1, x2, /):
+        d[y] = np.linalg.outer(d[x1], x2) + np.linalg.outer(x1, d[x2])
+
     @adjoint(np.linalg.tensordot)
     def linalg_tensordot(y, x1, x2, /, *, axes=2):
         d[x1] = tensordot_grad_a(d[y], x1, x2, axes)
         d[x2] = tensordot_grad_b(d[y], x1, x2, axes)
 
+    @tangent(np.linalg.tensordot)
+    def linalg_tensordot(y, x1, x2, /, *, axes=2):
+        d[y] = np.linalg.tensordot(d[x1], x2, axes=axes) + np.linalg.tensordot(x1, d[x2], axes=axes)
+
     @adjoint(np.vecdot, np.linalg.vecdot)
     def vecdot(y, x1, x2, /, *, axis=-1):
         d[x1] = unbroadcast(np.expand_dims(d[y], axis) * x2, x1)
         d[x2] = unbroadcast(np.expand_dims(d[y], axis) * x1, x2)
+
+    @tangent(np.vecdot, np.linalg.vecdot)
+    def vecdot(y, x1, x2, /, *, axis=-1):
+        d[y] = np.vecdot(d[x1], x2, axis=axis) + np.vecdot(x1, d[x2], axis=axis)

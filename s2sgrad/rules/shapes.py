@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import primitives
 from ..runtime import (undiagonal, unbroadcast, unconcatenate, unrepeat, untake, untile)
-from .registry import adjoint, d
+from .registry import adjoint, d, tangent
 
 
 @adjoint(np.copy)
@@ -14,9 +14,19 @@ def copy(y, a, order="K", subok=False):
     d[a] = d[y]
 
 
+@tangent(np.copy)
+def copy(y, a, order="K", subok=False):
+    d[y] = np.copy(d[a])
+
+
 @adjoint(primitives.astype)
 def astype(y, x, dtype):
     d[x] = d[y]
+
+
+@tangent(primitives.astype)
+def astype(y, x, dtype):
+    d[y] = d[x]
 
 
 @adjoint(np.reshape)
@@ -24,9 +34,19 @@ def reshape(y, a, /, shape=None, order="C", *, newshape=None, copy=None):
     d[a] = np.reshape(d[y], np.shape(a), order=order)
 
 
+@tangent(np.reshape)
+def reshape(y, a, /, shape=None, order="C", *, newshape=None, copy=None):
+    d[y] = np.reshape(d[a], np.shape(y), order=order)
+
+
 @adjoint(np.ravel)
 def ravel(y, a, order="C"):
     d[a] = np.reshape(d[y], np.shape(a), order=order)
+
+
+@tangent(np.ravel)
+def ravel(y, a, order="C"):
+    d[y] = np.ravel(d[a], order)
 
 
 @adjoint(np.squeeze)
@@ -34,9 +54,19 @@ def squeeze(y, a, axis=None):
     d[a] = np.reshape(d[y], np.shape(a))
 
 
+@tangent(np.squeeze)
+def squeeze(y, a, axis=None):
+    d[y] = np.squeeze(d[a], axis)
+
+
 @adjoint(np.expand_dims)
 def expand_dims(y, a, axis):
     d[a] = np.reshape(d[y], np.shape(a))
+
+
+@tangent(np.expand_dims)
+def expand_dims(y, a, axis):
+    d[y] = np.expand_dims(d[a], axis)
 
 
 @adjoint(np.atleast_1d, np.atleast_2d, np.atleast_3d)
@@ -45,10 +75,20 @@ def atleast_1d(y, ary):
     d[ary] = np.reshape(d[y], np.shape(ary))
 
 
+@tangent(np.atleast_1d, np.atleast_2d, np.atleast_3d)
+def atleast_1d(y, ary):
+    d[y] = np.reshape(d[ary], np.shape(y))
+
+
 @adjoint(np.transpose)
 def transpose(y, a, axes=None):
     """Axis i of the result is axis ``axes[i]`` of `a`: move it back (no `axes` reverses them all)."""
     d[a] = np.moveaxis(d[y], np.arange(np.ndim(a)), axes) if np.ndim(axes) else np.transpose(d[y])
+
+
+@tangent(np.transpose)
+def transpose(y, a, axes=None):
+    d[y] = np.transpose(d[a], axes)
 
 
 @adjoint(np.swapaxes)
@@ -56,9 +96,19 @@ def swapaxes(y, a, axis1, axis2):
     d[a] = np.swapaxes(d[y], axis1, axis2)
 
 
+@tangent(np.swapaxes)
+def swapaxes(y, a, axis1, axis2):
+    d[y] = np.swapaxes(d[a], axis1, axis2)
+
+
 @adjoint(np.moveaxis)
 def moveaxis(y, a, source, destination):
     d[a] = np.moveaxis(d[y], destination, source)
+
+
+@tangent(np.moveaxis)
+def moveaxis(y, a, source, destination):
+    d[y] = np.moveaxis(d[a], source, destination)
 
 
 @adjoint(np.broadcast_to)
@@ -66,9 +116,19 @@ def broadcast_to(y, array, shape, subok=False):
     d[array] = unbroadcast(d[y], array)
 
 
+@tangent(np.broadcast_to)
+def broadcast_to(y, array, shape, subok=False):
+    d[y] = np.broadcast_to(d[array], shape)
+
+
 @adjoint(np.concatenate)
 def concatenate(y, arrays, /, axis=0, out=None, *, dtype=None, casting="same_kind"):
     d[arrays] = unconcatenate(d[y], arrays, axis)
+
+
+@tangent(np.concatenate)
+def concatenate(y, arrays, /, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    d[y] = np.concatenate(d[arrays], axis)
 
 
 @adjoint(np.hstack)
@@ -76,9 +136,19 @@ def hstack(y, tup, *, dtype=None, casting="same_kind"):
     d[tup] = unconcatenate(d[y], tup, 0 if np.ndim(tup[0]) <= 1 else 1)
 
 
+@tangent(np.hstack)
+def hstack(y, tup, *, dtype=None, casting="same_kind"):
+    d[y] = np.hstack(d[tup])
+
+
 @adjoint(np.vstack)
 def vstack(y, tup, *, dtype=None, casting="same_kind"):
     d[tup] = unconcatenate(d[y], tup, 0, ndmin=2)
+
+
+@tangent(np.vstack)
+def vstack(y, tup, *, dtype=None, casting="same_kind"):
+    d[y] = np.vstack(d[tup])
 
 
 @adjoint(np.tile)
@@ -86,9 +156,19 @@ def tile(y, A, reps):
     d[A] = untile(d[y], A, reps)
 
 
+@tangent(np.tile)
+def tile(y, A, reps):
+    d[y] = np.tile(d[A], reps)
+
+
 @adjoint(np.repeat)
 def repeat(y, a, repeats, axis=None):
     d[a] = unrepeat(d[y], a, repeats, axis)
+
+
+@tangent(np.repeat)
+def repeat(y, a, repeats, axis=None):
+    d[y] = np.repeat(d[a], repeats, axis)
 
 
 @adjoint(np.flip)
@@ -96,9 +176,19 @@ def flip(y, m, axis=None):
     d[m] = np.flip(d[y], axis)
 
 
+@tangent(np.flip)
+def flip(y, m, axis=None):
+    d[y] = np.flip(d[m], axis)
+
+
 @adjoint(np.fliplr)
 def fliplr(y, m):
     d[m] = np.fliplr(d[y])
+
+
+@tangent(np.fliplr)
+def fliplr(y, m):
+    d[y] = np.fliplr(d[m])
 
 
 @adjoint(np.flipud)
@@ -106,9 +196,19 @@ def flipud(y, m):
     d[m] = np.flipud(d[y])
 
 
+@tangent(np.flipud)
+def flipud(y, m):
+    d[y] = np.flipud(d[m])
+
+
 @adjoint(np.roll)
 def roll(y, a, shift, axis=None):
     d[a] = np.roll(d[y], np.negative(shift), axis)
+
+
+@tangent(np.roll)
+def roll(y, a, shift, axis=None):
+    d[y] = np.roll(d[a], shift, axis)
 
 
 @adjoint(np.diag)
@@ -116,9 +216,19 @@ def diag(y, v, k=0):
     d[v] = np.diagonal(d[y], k) if np.ndim(v) == 1 else undiagonal(d[y], v, k)
 
 
+@tangent(np.diag)
+def diag(y, v, k=0):
+    d[y] = np.diag(d[v], k)
+
+
 @adjoint(np.diagonal)
 def diagonal(y, a, offset=0, axis1=0, axis2=1):
     d[a] = undiagonal(d[y], a, offset, axis1, axis2)
+
+
+@tangent(np.diagonal)
+def diagonal(y, a, offset=0, axis1=0, axis2=1):
+    d[y] = np.diagonal(d[a], offset, axis1, axis2)
 
 
 @adjoint(np.triu)
@@ -126,9 +236,19 @@ def triu(y, m, k=0):
     d[m] = np.triu(d[y], k)
 
 
+@tangent(np.triu)
+def triu(y, m, k=0):
+    d[y] = np.triu(d[m], k)
+
+
 @adjoint(np.tril)
 def tril(y, m, k=0):
     d[m] = np.tril(d[y], k)
+
+
+@tangent(np.tril)
+def tril(y, m, k=0):
+    d[y] = np.tril(d[m], k)
 
 
 @adjoint(np.take)
@@ -136,11 +256,24 @@ def take(y, a, indices, axis=None, out=None, mode="raise"):
     d[a] = untake(d[y], a, indices, axis, mode)
 
 
+@tangent(np.take)
+def take(y, a, indices, axis=None, out=None, mode="raise"):
+    d[y] = np.take(d[a], indices, axis=axis, mode=mode)
+
+
 if hasattr(np, "matrix_transpose"):  # NumPy 2
     @adjoint(np.matrix_transpose, np.linalg.matrix_transpose)
     def matrix_transpose(y, x, /):
         d[x] = np.swapaxes(d[y], -1, -2)
 
+    @tangent(np.matrix_transpose, np.linalg.matrix_transpose)
+    def matrix_transpose(y, x, /):
+        d[y] = np.swapaxes(d[x], -1, -2)
+
     @adjoint(np.linalg.diagonal)
     def linalg_diagonal(y, x, /, *, offset=0):
         d[x] = undiagonal(d[y], x, offset, -2, -1)
+
+    @tangent(np.linalg.diagonal)
+    def linalg_diagonal(y, x, /, *, offset=0):
+        d[y] = np.linalg.diagonal(d[x], offset=offset)

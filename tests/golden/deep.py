@@ -40,5 +40,5 @@ def ddeep_dx_W(x, W, dsum=1.0):
         h = h_stack.pop()
         _, block_record = block_forward(h, W)  # showcase.py:57
         dx, dW_part = block_backward(block_record, dx)
-        dW = dW + dW_part
+        dW += dW_part
     return (complete(dx, x), dW)

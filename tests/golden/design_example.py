@@ -24,7 +24,7 @@ def ddesign_example_dx(x, n, dy=1.0):
     for _ in range(trips):
         sin = sin_stack.pop()
         y = y_stack.pop()
-        dx = dx + dy * sin  # showcase.py:11
+        dx += dy * sin  # showcase.py:11
         dy = dy * x * np.cos(y)
-    dx = dx + dy  # showcase.py:8
+    dx += dy  # showcase.py:8
     return dx

@@ -22,7 +22,7 @@ def dintegrate_dy0_A(y0, A, n, dsum=1.0):
     # backward sweep
     dprod = unreduce(dsum, prod_1, None, False)
     dy0 = dprod * y
-    dy0 = dy0 + dprod * y
+    dy0 += dprod * y
     dA = zeros_like(A)  # showcase.py:63
     prod_shape_stack = Stack()
     tanh_stack = Stack()
@@ -46,7 +46,7 @@ def dintegrate_dy0_A(y0, A, n, dsum=1.0):
                 y = y_stack.pop()
                 dy0 = unbroadcast(dy, y)  # showcase.py:64
                 dmatmul = unbroadcast(dy, prod) * 0.01 * (1.0 - tanh * tanh)
-                dA = dA + matmul_grad_a(dmatmul, A, y)
+                dA += matmul_grad_a(dmatmul, A, y)
                 dy0 = dy0 + matmul_grad_b(dmatmul, A, y)
         else:
             for _ in range(work.steps):  # showcase.py:63

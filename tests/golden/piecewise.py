@@ -43,11 +43,11 @@ def dpiecewise_dx(x, k, ds=1.0):
         test = test_stack_1.pop()
         if test:  # showcase.py:31
             prod = prod_stack.pop()
-            dx = dx + ds * np.cos(prod) * i  # showcase.py:32
+            dx += ds * np.cos(prod) * i  # showcase.py:32
         else:
             test_4 = test_stack.pop()
             if not test_4:  # showcase.py:33
                 ds_3 = ds  # showcase.py:33
                 ds = ds_3 * x  # showcase.py:36
-                dx = dx + ds_3 * s
+                dx += ds_3 * s
     return dx

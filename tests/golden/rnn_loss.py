@@ -47,9 +47,9 @@ def drnn_loss_dW_U_b(W, U, b, xs, dsum=1.0):
         x = x_stack.pop()
         dsum_2 = dh * (1.0 - h_2 * h_2)  # showcase.py:19
         dsum_1 = unbroadcast(dsum_2, sum_1)
-        db = db + unbroadcast(dsum_2, b)
+        db += unbroadcast(dsum_2, b)
         dmatmul = unbroadcast(dsum_1, matmul)
-        dU = dU + matmul_grad_a(unbroadcast(dsum_1, matmul_1), U, x)
-        dW = dW + matmul_grad_a(dmatmul, W, h)
+        dU += matmul_grad_a(unbroadcast(dsum_1, matmul_1), U, x)
+        dW += matmul_grad_a(dmatmul, W, h)
         dh = matmul_grad_b(dmatmul, W, h)
     return (dW, dU, db)

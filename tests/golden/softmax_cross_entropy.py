@@ -14,7 +14,7 @@ def dsoftmax_cross_entropy_dlogits(logits, label, ddiff=1.0):
     check_scalar(log - z[label], 'softmax_cross_entropy')
     # backward sweep
     dlogits = scatter(-ddiff, z, label)
-    dlogits = dlogits + unreduce(unbroadcast(ddiff, log) / sum_1, exp, None, False) * exp
+    dlogits += unreduce(unbroadcast(ddiff, log) / sum_1, exp, None, False) * exp
     hit = logits == unreduce(max_1, logits, None, False)  # showcase.py:24
     dlogits = dlogits + unreduce(unbroadcast(-dlogits, max_1) / np.sum(hit, None, keepdims=False), logits, None, False) * hit
     return dlogits

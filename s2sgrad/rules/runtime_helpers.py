@@ -1,0 +1,144 @@
+"""Forward-mode rules for the runtime helpers that generated gradient code calls.
+
+With them, a generated gradient is itself a function s2sgrad can differentiate
+in forward mode: this is how Hessian-vector products are made (forward over
+reverse). Nearly every helper is linear in the gradient it is given and reads
+its other arguments for their shapes, so its tangent is the helper applied to
+the gradient's tangent:
+
+    >>> @tangent(unbroadcast)
+    ... def unbroadcast(y, g, x):
+    ...     d[y] = unbroadcast(d[g], x)
+
+These helpers have no adjoint rule: reverse mode over generated code is not supported.
+"""
+from .. import runtime
+from ..runtime import (add_grads, broadcast_like, complete, densify, einsum_grad, einsum_grad_tangent, grad_or_zeros,
+                       matmul_grad_a, matmul_grad_b, scatter, seq_scatter, stack_pop, stack_push, tensordot_grad_a,
+                       tensordot_grad_b, unbroadcast, unconcatenate, undiagonal, unreduce, unrepeat, unstack, untake,
+                       untile, written)
+from .registry import d, nondifferentiable, tangent
+
+# Results that carry no derivative: zeros, checks, empty stacks, what is kept of a value's shape.
+nondifferentiable(*[getattr(runtime, name) for name in ("zeros_like", "check_scalar", "assert_true", "Stack", "like")
+                    if hasattr(runtime, name)])
+
+
+@tangent(unbroadcast)
+def unbroadcast(y, g, x):
+    d[y] = unbroadcast(d[g], x)
+
+
+@tangent(unreduce)
+def unreduce(y, g, x, axis=None, keepdims=False):
+    d[y] = unreduce(d[g], x, axis, keepdims)
+
+
+@tangent(scatter)
+def scatter(y, g, x, index):
+    d[y] = scatter(d[g], x, index)
+
+
+@tangent(seq_scatter)
+def seq_scatter(y, g, x, index):
+    d[y] = seq_scatter(d[g], x, index)
+
+
+@tangent(densify)
+def densify(y, g):
+    d[y] = densify(d[g])
+
+
+@tangent(add_grads)
+def add_grads(y, a, b):
+    d[y] = add_grads(d[a], d[b])
+
+
+@tangent(grad_or_zeros)
+def grad_or_zeros(y, g, x):
+    d[y] = grad_or_zeros(d[g], x)
+
+
+@tangent(complete)
+def complete(y, g, x):
+    d[y] = complete(d[g], x)
+
+
+@tangent(written)
+def written(y, g, index):
+    d[y] = written(d[g], index)
+
+
+@tangent(unstack)
+def unstack(y, g, x, axis=0):
+    d[y] = unstack(d[g], x, axis)
+
+
+@tangent(unconcatenate)
+def unconcatenate(y, g, arrays, axis=0, ndmin=1):
+    d[y] = unconcatenate(d[g], arrays, axis, ndmin)
+
+
+@tangent(untile)
+def untile(y, g, x, reps):
+    d[y] = untile(d[g], x, reps)
+
+
+@tangent(unrepeat)
+def unrepeat(y, g, x, repeats, axis=None):
+    d[y] = unrepeat(d[g], x, repeats, axis)
+
+
+@tangent(undiagonal)
+def undiagonal(y, g, x, offset=0, axis1=0, axis2=1):
+    d[y] = undiagonal(d[g], x, offset, axis1, axis2)
+
+
+@tangent(untake)
+def untake(y, g, x, indices, axis=None, mode="raise"):
+    d[y] = untake(d[g], x, indices, axis, mode)
+
+
+# --- bilinear: in the gradient and in the other factor (the first factor gives only a shape)
+
+@tangent(matmul_grad_a)
+def matmul_grad_a(y, g, a, b):
+    d[y] = matmul_grad_a(d[g], a, b) + matmul_grad_a(g, a, d[b])
+
+
+@tangent(matmul_grad_b)
+def matmul_grad_b(y, g, a, b):
+    d[y] = matmul_grad_b(d[g], a, b) + matmul_grad_b(g, d[a], b)
+
+
+@tangent(tensordot_grad_a)
+def tensordot_grad_a(y, g, a, b, axes=2):
+    d[y] = tensordot_grad_a(d[g], a, b, axes) + tensordot_grad_a(g, a, d[b], axes)
+
+
+@tangent(tensordot_grad_b)
+def tensordot_grad_b(y, g, a, b, axes=2):
+    d[y] = tensordot_grad_b(d[g], a, b, axes) + tensordot_grad_b(g, d[a], b, axes)
+
+
+@tangent(einsum_grad)
+def einsum_grad(y, g, subscripts, operands):
+    d[y] = einsum_grad_tangent(g, d[g], subscripts, operands, d[operands])
+
+
+# --- what forward-mode and re-read gradient code itself calls
+
+@tangent(broadcast_like)
+def broadcast_like(z, t, y):
+    d[z] = broadcast_like(d[t], y)
+
+
+@tangent(stack_push)
+def stack_push(y, stack, value):
+    """A stack of values carries a stack of their tangents."""
+    d[y] = stack_push(d[stack], d[value])
+
+
+@tangent(stack_pop)
+def stack_pop(y, stack):
+    d[y] = stack_pop(d[stack])
