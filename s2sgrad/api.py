@@ -122,10 +122,10 @@ def generated(f, wrt: list[str], mode: str, kinds: tuple = (), verbose: bool = F
     hit = _CACHE.get(key)
     if hit is not None:
         return hit
-    unknown = set(options) - {"checkpoint"}
+    unknown = set(options) - {"checkpoint", "optimize"}
     if unknown:
         raise S2SGradError(f"unknown option(s): {', '.join(sorted(unknown))}")
-    module = GradientModule(checkpoint=options.get("checkpoint"))
+    module = GradientModule(checkpoint=options.get("checkpoint"), optimize=options.get("optimize", True))
     params = _parameters(f)
     arg_kinds = dict(zip(params, kinds))
     node = module.gradient(f, wrt, mode, arg_kinds)

@@ -95,7 +95,8 @@ def _target_atom(target, bindings):
     return None
 
 
-def expand(rule: Rule, op: Op, result: str, adjoint: ast.expr, is_active, names, same_shape=None) -> list:
+def expand(rule: Rule, op: Op, result: str, adjoint: ast.expr, is_active, names, same_shape=None,
+           fold: bool = True) -> list:
     """The statements and `Contribution`s that apply `rule` at `op` (whose value is named `result`).
 
     `same_shape(atom, result)` says whether an argument certainly has the result's shape;
@@ -126,13 +127,12 @@ def expand(rule: Rule, op: Op, result: str, adjoint: ast.expr, is_active, names,
                 continue
             if is_active(atom):
                 expr = substitute.visit(copy.deepcopy(stmt.value))
-                expr = _FoldConstants().visit(expr)
                 if same_shape is not None:
                     expr = _Unbroadcast(lambda a: same_shape(a, result)).visit(expr)
                 steps.append(Contribution(atom, expr))
         else:
             steps.append(substitute.visit(copy.deepcopy(stmt)))
-    for step in steps:
+    for step in steps if fold else ():
         if isinstance(step, Contribution):
             step.expr = _FoldConstants().visit(step.expr)
         else:

@@ -42,8 +42,9 @@ def kind_of(value) -> str:
 class GradientModule:
     """One generated module: its functions, and the user globals they refer to."""
 
-    def __init__(self, checkpoint=None):
+    def __init__(self, checkpoint=None, optimize: bool = True):
         self.checkpoint = checkpoint            # schedule for outermost loops without their own marker
+        self.optimize = optimize
         self.functions: list[ast.FunctionDef] = []
         self.namespace: dict = {}
         self.names = Names()
@@ -78,7 +79,7 @@ class GradientModule:
         lowered, names = self.prepare(fn, [p for p, k in (arg_kinds or {}).items() if k == SCALAR])
         analysis = analyze(lowered, list(wrt), arg_kinds)
         self.origin = f"{os.path.basename(lowered.source.filename)}:{lowered.name}"
-        sweeps = Reverse(lowered, wrt, analysis, self, names, self.checkpoint).run()
+        sweeps = Reverse(lowered, wrt, analysis, self, names, self.checkpoint, self.optimize).run()
         grads = [g if g is not None else _call("zeros_like", _name(p)) for g, p in zip(sweeps.grads, wrt)]
         grad = grads[0] if len(grads) == 1 else ast.Tuple(grads, ast.Load())
         body = [comment_line("forward sweep"), *sweeps.forward]
@@ -140,7 +141,7 @@ class GradientModule:
         lowered, names = self.prepare(fn)
         wrt = [p for p, m in zip(lowered.params, mask) if m]
         analysis = analyze(lowered, wrt)
-        sweeps = Reverse(lowered, wrt, analysis, self, names, self.checkpoint).run()
+        sweeps = Reverse(lowered, wrt, analysis, self, names, self.checkpoint, self.optimize).run()
         forward_name, backward_name = function_names
         if not any(mask):
             node = _function(forward_name, lowered.params, [*sweeps.forward, ast.Return(sweeps.result)])

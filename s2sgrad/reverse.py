@@ -90,8 +90,11 @@ class Sweeps:
 class Reverse:
     """Reverses one lowered function with respect to some of its parameters."""
 
-    def __init__(self, fn: Function, wrt: list[str], analysis: Analysis, module, names, checkpoint=None):
+    def __init__(self, fn: Function, wrt: list[str], analysis: Analysis, module, names, checkpoint=None,
+                 optimize: bool = True):
         self.fn = fn
+        self.optimize = optimize                # False: the naive scheme, for comparison (push everything,
+        #                                         zeros for every adjoint, no in-place work, no shape knowledge)
         self.checkpoint = checkpoint            # the schedule for outermost loops without a marker
         self.drivers: dict[int, str] = {}       # checkpointed loop id -> its Checkpoints object
         self.deferred: list = []                # code to fill in once in-place writes are decided
@@ -113,6 +116,7 @@ class Reverse:
         self.records: dict[int, str] = {}       # user-call statement id -> its record name
         self.may_alias: dict[str, bool] = {}    # adjoint may be the seed or a primal value itself
         self.primal_names = writes(fn.body) | set(fn.params)
+        self.computed = _computed(fn.body) if optimize else {}   # expression -> top-level name holding it
 
     # ---------------------------------------------------------------- entry
 
@@ -133,7 +137,7 @@ class Reverse:
                 grads.append(_call("complete", _name(self.adjoint_name(param)), _name(param)))
             else:
                 grads.append(_name(self.adjoint_name(param)))
-        self.in_place = in_place_writes(self.fn, backward)
+        self.in_place = in_place_writes(self.fn, backward) if self.optimize else set()
         for fill in self.deferred:
             fill()
         forward = self.forward_block(self.fn.body)
@@ -162,7 +166,7 @@ class Reverse:
         is_sparse = self.may_be_sparse(expr)
         if name in self.has:
             if self.analysis.kind.get(name, TENSOR) == TENSOR and name not in self.sparse and not is_sparse:
-                if not self.may_alias.get(name, True):
+                if self.optimize and not self.may_alias.get(name, True):
                     # the buffer is the gradient's own (zeros it made, or a sum it computed): add in place
                     return [_origin(ast.AugAssign(_store(dname), ast.Add(), expr), origin)]
                 value = ast.BinOp(_name(dname), ast.Add(), expr)
@@ -175,6 +179,9 @@ class Reverse:
             return [_assign(dname, value, origin)]
         self.has.add(name)
         self.may_alias[name] = _may_alias(expr)
+        if not self.optimize and self.analysis.kind.get(name, TENSOR) == TENSOR:
+            expr = ast.BinOp(_call("zeros_like", _name(name)), ast.Add(), _call("densify", expr))
+            self.may_alias[name] = False
         if is_sparse:
             self.sparse.add(name)
         if isinstance(expr, ast.Name) and expr.id == dname:
@@ -215,9 +222,10 @@ class Reverse:
                     local.add(self.trips[id(stmt)])
                 if id(stmt) in self.records and not is_recomputed(stmt.value.fn):
                     local.add(self.records[id(stmt)])
-            needed = sorted(local & _reads(out))
+            needed = sorted(local & _reads(out)) if self.optimize else sorted(local)
             self.pushes[id(block)] = needed
-            self.shape_only |= set(needed) - value_reads(out)
+            if self.optimize:
+                self.shape_only |= set(needed) - value_reads(out)
             owner = self.stack_owner.setdefault(id(self.loops[0]), [])
             pops = []
             for name in needed:
@@ -256,11 +264,13 @@ class Reverse:
                 f"register one with @s2sgrad.adjoint({value.name or name}), or wrap the argument in "
                 "s2sgrad.stop_gradient(...) if no gradient should flow through it")
         out = []
-        for step in expand(rule, value, target, dtarget, self.is_active, self.names, self.analysis.shapes.same):
+        same_shape = self.analysis.shapes.same if self.optimize else None
+        reuse = _Reuse(self.computed)
+        for step in expand(rule, value, target, dtarget, self.is_active, self.names, same_shape, self.optimize):
             if isinstance(step, Contribution):
-                out += self.contribute(step.atom, step.expr, origin)
+                out += self.contribute(step.atom, reuse.visit(step.expr), origin)
             else:
-                out.append(_origin(step, origin))
+                out.append(_origin(reuse.visit(step), origin))
         return out
 
     def backward_call(self, stmt: Assign, dtarget: ast.expr) -> list:
@@ -517,6 +527,31 @@ class Reverse:
 
     def schedule_of_checkpointed(self, loop: While):
         return loop.checkpoint if loop.checkpoint is not None else self.checkpoint
+
+
+def _computed(block: list) -> dict:
+    """The pure expressions the function's top level computes, and the names that hold them."""
+    out = {}
+    for stmt in block:
+        if isinstance(stmt, Assign) and stmt.target and isinstance(stmt.value, Op) \
+                and not is_user_function(stmt.value.fn) and stmt.value.fn not in MUTATIONS \
+                and (rule_for(stmt.value.fn) or is_nondifferentiable(stmt.value.fn)):
+            out.setdefault(ast.dump(value_expr(stmt.value)), stmt.target)
+    return out
+
+
+class _Reuse(ast.NodeTransformer):
+    """In backward code, use the forward sweep's value instead of computing it again (``np.sin(x)`` -> ``sin``)."""
+
+    def __init__(self, computed: dict):
+        self.computed = computed
+
+    def generic_visit(self, node):
+        if isinstance(node, (ast.Call, ast.BinOp, ast.UnaryOp)) and self.computed:
+            name = self.computed.get(ast.dump(node))
+            if name is not None:
+                return ast.Name(name, ast.Load())
+        return super().generic_visit(node)
 
 
 def _may_alias(expr: ast.expr) -> bool:

@@ -22,12 +22,16 @@ primitive's linear map to a tangent leaves it out too (``np.sum(dx)``, not
 from __future__ import annotations
 
 import ast
+import builtins
 import copy
 import inspect
+import math
 import operator
 from dataclasses import dataclass
 
-from . import primitives
+import numpy as np
+
+from . import primitives, runtime
 from .inline import bind
 from .ir import Op, Var, atom_expr
 from .names import Names
@@ -84,7 +88,14 @@ def _dotted(node) -> str | None:
 
 
 def _has_tangent(node) -> bool:
-    return any(getattr(n, "is_tangent", False) or isinstance(n, _Zero) for n in ast.walk(node))
+    return any(getattr(n, "carries_tangent", False) or isinstance(n, _Zero) for n in ast.walk(node))
+
+
+def _tangent_name(name: str, carries: bool, narrow: bool) -> ast.Name:
+    """A name holding a tangent (`carries`), which may have an argument's shape rather than the result's (`narrow`)."""
+    node = ast.Name(name, ast.Load())
+    node.carries_tangent, node.narrow = carries, narrow
+    return node
 
 
 def _number(node) -> bool:
@@ -93,7 +104,7 @@ def _number(node) -> bool:
 
 def _narrow(node) -> bool:
     """Might `node` have the shape of one argument's tangent rather than of the result?"""
-    if getattr(node, "is_tangent", False):
+    if getattr(node, "narrow", False):
         return True
     if isinstance(node, ast.UnaryOp):
         return _narrow(node.operand)
@@ -111,14 +122,14 @@ class _Substitute(ast.NodeTransformer):
         self.output = output
         self.result = result
         self.tangent_of = tangent_of
-        self.temps = temps                    # template name -> fresh name, or a _Zero
+        self.temps = temps                    # template name -> a Name (see _tangent_name), or a _Zero
 
     def tangent(self, atom) -> ast.expr:
         expr = self.tangent_of(atom) if isinstance(atom, Var) else None
         if expr is None:
             return _Zero(atom_expr(atom))
         expr = copy.deepcopy(expr)
-        expr.is_tangent = True
+        expr.carries_tangent = expr.narrow = True
         return expr
 
     def visit_Subscript(self, node):
@@ -144,8 +155,7 @@ class _Substitute(ast.NodeTransformer):
                 return ast.Tuple([atom_expr(a) for a in bound], ast.Load())
             return atom_expr(bound)
         if node.id in self.temps:
-            temp = self.temps[node.id]
-            return copy.deepcopy(temp) if isinstance(temp, _Zero) else ast.Name(temp, node.ctx)
+            return copy.deepcopy(self.temps[node.id])
         return node
 
 
@@ -153,14 +163,16 @@ class _Simplify(ast.NodeTransformer):
     """Simplify zero tangents and constants, bottom up."""
 
     def __init__(self):
-        self.widened = False                  # a zero term next to an argument's bare tangent was dropped
+        self.dropped = False                  # a zero term of a sum was left out
+        self.filled = False                   # a zero was written 0.0 where np.where broadcasts it
 
     def drop_zero_term(self, survivor):
-        self.widened |= _narrow(survivor)
+        self.dropped = True
         return survivor
 
     def visit_BinOp(self, node):
         self.generic_visit(node)
+        node.left, node.right = _constants(node.left), _constants(node.right)
         left, right, op = node.left, node.right, node.op
         if isinstance(op, (ast.Add, ast.Sub)):
             if _is_zero(left) and _is_zero(right):
@@ -180,6 +192,9 @@ class _Simplify(ast.NodeTransformer):
             except (KeyError, ArithmeticError):
                 return node
         one = lambda n: _number(n) and n.value == 1  # noqa: E731
+        zero = lambda n: _number(n) and n.value == 0  # noqa: E731
+        if isinstance(op, (ast.Add, ast.Sub)) and zero(right) or isinstance(op, ast.Add) and zero(left):
+            return left if zero(right) else right          # x - 0, x + 0 (a parameter's default of 0)
         if isinstance(op, (ast.Pow, ast.Mult, ast.Div)) and one(right):
             return left                                     # x ** 1, x * 1, x / 1
         if isinstance(op, ast.Mult) and one(left):
@@ -205,6 +220,8 @@ class _Simplify(ast.NodeTransformer):
             return node.body if test else node.orelse
         if _is_zero(node.body) and _is_zero(node.orelse):
             return _zero_like(node)
+        if not _is_zero(node.body) and ast.dump(node.body) == ast.dump(node.orelse):
+            return node.body
         return node
 
     def visit_Subscript(self, node):
@@ -238,9 +255,14 @@ class _Simplify(ast.NodeTransformer):
         for position, fill in ZERO_FILLS.get(name, {}).items():
             if position < len(node.args) and _is_zero(node.args[position]):
                 node.args[position] = ast.Constant(fill)
-                self.widened |= name == "np.where"
-        if node.args and _has_tangent(node.args[0]) and not _is_zero(node.args[0]):
-            _leave_out_defaults(node)
+                self.filled |= name == "np.where"
+        _leave_out_defaults(node, trusted=bool(node.args) and _has_tangent(node.args[0]))
+        if name and name.startswith("math.") and not node.keywords \
+                and all(isinstance(_constants(a), ast.Constant) for a in node.args):
+            try:
+                return ast.Constant(_callee(name)(*(_constants(a).value for a in node.args)))
+            except (TypeError, ValueError, ArithmeticError):
+                return node
         return node
 
 
@@ -284,9 +306,46 @@ def _constants(node):
     return _Materialize().visit(node) if any(isinstance(n, _Default) for n in ast.walk(node)) else node
 
 
-def _leave_out_defaults(call: ast.Call) -> None:
-    call.keywords = [k for k in call.keywords if not isinstance(k.value, _Default)]
+def _callee(name: str | None):
+    """The function a dotted name in a template means (``np.sum``, ``math.log``, a runtime helper), or None."""
+    if not name:
+        return None
+    head, *rest = name.split(".")
+    value = {"np": np, "math": math}.get(head, getattr(runtime, head, getattr(builtins, head, None)))
+    for part in rest:
+        value = getattr(value, part, None)
+    return value
+
+
+def _same_default(declared, value) -> bool:
+    if declared is getattr(np, "_NoValue", object()):        # NumPy's "not given"
+        return value is None or value is False
+    return type(declared) is type(value) and declared == value
+
+
+def _leave_out_defaults(call: ast.Call, trusted: bool) -> None:
+    """Drop the arguments of `call` that the rule's call left at their defaults, where the callee's
+    default is the same (or, if the callee's signature is unknown, where the call is `trusted`)."""
+    try:
+        parameters = list(inspect.signature(_callee(_dotted(call.func))).parameters.values())
+    except (TypeError, ValueError):
+        parameters = None
+
+    def omissible(parameter, marker) -> bool:
+        if parameters is None:
+            return trusted
+        return parameter is not None and parameter.default is not inspect.Parameter.empty \
+            and _same_default(parameter.default, marker.value)
+
+    by_name = {p.name: p for p in parameters or []}
+    call.keywords = [k for k in call.keywords
+                     if not (isinstance(k.value, _Default) and omissible(by_name.get(k.arg), k.value))]
+    positional = [p for p in parameters or [] if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     while call.args and isinstance(call.args[-1], _Default):
+        index = len(call.args) - 1
+        if not omissible(positional[index] if index < len(positional) else None, call.args[-1]) \
+                and not (parameters is None and trusted):
+            break
         call.args.pop()
 
 
@@ -294,9 +353,10 @@ def expand_tangent(rule: Rule, op: Op, result: str, tangent_of, names: Names, sa
     """The statements and value of `rule` (a tangent rule) applied at `op`, whose value is named `result`.
 
     `tangent_of(atom)` gives the tangent expression of an atom, or None where it is zero.
-    `same_shape(atom)` says whether an argument certainly has the result's shape; where a
-    zero term was dropped beside an argument's bare tangent, the value is spread to the
-    result's shape with ``broadcast_like`` unless every argument with a tangent has that shape.
+    `same_shape(atom)` says whether an argument certainly has the result's shape. Where
+    leaving out a zero term leaves an argument's tangent alone (``da`` for ``a + b``),
+    it is spread to the result's shape with ``broadcast_like``, unless every argument
+    with a tangent certainly has that shape.
     """
     bindings = bind(rule, op)
     passed = rule.signature.bind(*op.args, **op.kwargs).arguments
@@ -315,12 +375,14 @@ def expand_tangent(rule: Rule, op: Op, result: str, tangent_of, names: Names, sa
         elif _is_zero(expr):
             temps[target.id] = expr
         else:
-            temps[target.id] = names.fresh(target.id, temporary=True)
-            statements.append(ast.Assign([ast.Name(temps[target.id], ast.Store())], _Materialize().visit(expr)))
+            name = names.fresh(target.id, temporary=True)
+            temps[target.id] = _tangent_name(name, _has_tangent(expr), _narrow(expr))
+            statements.append(ast.Assign([ast.Name(name, ast.Store())], _Materialize().visit(expr)))
     if value is None or _is_zero(value):
         return TangentExpansion([], None)
+    widened = (simplify.dropped and _narrow(value)) or simplify.filled
     value = _Materialize().visit(value)
-    if simplify.widened and not _all_same_shape(bindings, tangent_of, same_shape):
+    if widened and not _all_same_shape(bindings, tangent_of, same_shape):
         value = ast.Call(ast.Name("broadcast_like", ast.Load()), [value, ast.Name(result, ast.Load())], [])
     return TangentExpansion(_used(statements, value), value)
 

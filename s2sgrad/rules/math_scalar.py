@@ -104,7 +104,7 @@ def hypot(z, *coordinates):
 @tangent(math.hypot)
 def hypot(z, *coordinates):
     """``d[coordinates]`` is the tuple of the coordinates' tangents, None where zero."""
-    d[z] = sum(c * t for c, t in zip(coordinates, d[coordinates]) if t is not None) / z
+    d[z] = sum([c * t for c, t in zip(coordinates, d[coordinates]) if t is not None]) / z
 
 
 @adjoint(math.fabs)

@@ -1,0 +1,459 @@
+"""Forward mode: the tangent transformation of a lowered function.
+
+Each primal statement comes with the statement computing its tangent from the
+tangents of its arguments, by the primitive's tangent rule (placed before the
+primal statement unless it reads the primal's result, so that a loop variable
+and its update can share one name):
+
+    sin = np.sin(x)                        # primal
+    dsin = dx * np.cos(x)                  # tangent rule of np.sin
+    dy = dsin * w + sin * dw               # tangent rule of *
+    y = sin * w
+
+A value that does not depend on the inputs differentiated (a constant, an
+integer counter) has a zero tangent that exists only symbolically and
+generates no code. A loop carries the tangents of its active loop variables
+as extra loop variables (no stacks: forward mode needs no record of the
+past); a branch gives the tangents of its outputs; a call of a user function
+calls that function's own tangent function (generated once per function and
+pattern of arguments with tangents); an in-place write writes the tangent in
+place too where its buffer belongs to the generated code.
+
+    >>> module = ForwardModule()
+    >>> node = module.jvp(f, wrt=["x"])                          # doctest: +SKIP
+    >>> print(module.source())                                   # doctest: +SKIP
+"""
+from __future__ import annotations
+
+import ast
+import os
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import primitives
+from .analyze import SCALAR, Analysis, analyze
+from .errors import NoDerivativeRule, UnsupportedSyntax
+from .inplace import MUTATIONS, in_place_writes
+from .ir import Assign, Const, Function, If, Op, Var, While, atom_expr, value_expr
+from .lower import LiftedFunction, Lowerer
+from .module import GradientModule
+from .relower import is_generated, parse_generated
+from .reverse import is_user_function
+from .rules import is_nondifferentiable, tangent_rule_for
+from .tangent_inline import expand_tangent
+
+# Calls whose result is a new buffer, never one of their arguments (so the generated code may write it in place).
+FRESH_CALLS = {"zeros_like", "setitem", "list_append", "np.copy", "np.array", "np.where", "np.stack",
+               "np.concatenate", "np.dot", "np.matmul", "np.outer", "np.tensordot", "einsum_tangent"}
+
+
+def _name(id_: str) -> ast.Name:
+    return ast.Name(id_, ast.Load())
+
+
+def _store(id_: str) -> ast.Name:
+    return ast.Name(id_, ast.Store())
+
+
+def _call(fn: str, *args) -> ast.Call:
+    return ast.Call(_name(fn), list(args), [])
+
+
+def _origin(node, loc):
+    """Remember the user line a generated statement comes from (printed as a comment)."""
+    if loc is not None:
+        node.origin = loc
+    return node
+
+
+def _assign(target, value: ast.expr, loc) -> ast.Assign:
+    target = _store(target) if isinstance(target, str) else target
+    return _origin(ast.Assign([target], value), loc)
+
+
+def _zeros_like(atom) -> ast.expr:
+    """A materialized zero tangent for `atom`."""
+    if isinstance(atom, Const) and type(atom.value) in (int, float):
+        return ast.Constant(0.0)
+    return _call("zeros_like", atom_expr(atom))
+
+
+def _is_fresh(expr: ast.expr) -> bool:
+    """Is the value of `expr` a buffer made by this expression (not a view or an alias of another value)?"""
+    if isinstance(expr, (ast.BinOp, ast.UnaryOp, ast.List, ast.Tuple, ast.Constant)):
+        return True
+    if isinstance(expr, ast.Call):
+        name = ast.unparse(expr.func)
+        return name in FRESH_CALLS or name.startswith("np.") and isinstance(getattr(np, name[3:], None), np.ufunc)
+    return False
+
+
+def tangent_hint(name: str) -> str:
+    """How the tangent of `name` is called: ``dx`` for ``x`` (and for its versions ``x_1``, ``x_2``)."""
+    return "d" + re.sub(r"_\d+$", "", name)
+
+
+@dataclass
+class TangentCode:
+    """A function's primal-and-tangent statements, its result, and the result's tangent."""
+    body: list
+    result: ast.expr
+    tangent: ast.expr
+    tangent_params: list
+
+
+class Forward:
+    """The tangent transformation of one lowered function with respect to some of its parameters."""
+
+    def __init__(self, fn: Function, wrt: list[str], analysis: Analysis, module: "ForwardModule", names,
+                 hint=tangent_hint):
+        self.fn = fn
+        self.wrt = wrt
+        self.analysis = analysis
+        self.active = analysis.active
+        self.module = module
+        self.names = names
+        self.hint = hint
+        self.tangents: dict[str, str] = {}      # primal name -> its tangent's name
+        self.zero: set[str] = set()             # active names whose tangent turned out to be zero
+        self.owned: set[str] = set()            # names whose tangent is a buffer this code made
+        self.in_place = in_place_writes(fn, [])
+
+    def run(self) -> TangentCode:
+        params = [self.tangent_name(p) for p in self.wrt]
+        body = self.block(self.fn.body)
+        result = self.fn.result
+        tangent = self.tangent_of(result)
+        return TangentCode(body, atom_expr(result), tangent if tangent is not None else _zeros_like(result), params)
+
+    # ---------------------------------------------------------------- tangents
+
+    def tangent_name(self, name: str) -> str:
+        if name not in self.tangents:
+            self.tangents[name] = self.names.fresh(self.hint(name), temporary=name in self.names.temporary)
+        return self.tangents[name]
+
+    def tangent_of(self, atom) -> ast.expr | None:
+        """The tangent of `atom` as an expression, or None where it is zero."""
+        if isinstance(atom, Var) and atom.name in self.active and atom.name not in self.zero:
+            return _name(self.tangent_name(atom.name))
+        return None
+
+    def materialized(self, atom) -> ast.expr:
+        tangent = self.tangent_of(atom)
+        return tangent if tangent is not None else _zeros_like(atom)
+
+    def set_tangent(self, name: str, expr: ast.expr | None, loc, owned: bool | None = None) -> list:
+        """``dname = expr``; a None `expr` leaves the tangent zero."""
+        if expr is None:
+            self.zero.add(name)
+            return []
+        if _is_fresh(expr) if owned is None else owned:
+            self.owned.add(name)
+        return [_assign(self.tangent_name(name), expr, loc)]
+
+    # ---------------------------------------------------------------- statements
+
+    def block(self, block: list) -> list:
+        out = []
+        for stmt in block:
+            if isinstance(stmt, Assign):
+                out += self.assign(stmt)
+            elif isinstance(stmt, If):
+                out += self.branch(stmt)
+            else:
+                out += self.loop(stmt)
+        return out
+
+    def assign(self, stmt: Assign) -> list:
+        value, target, loc = stmt.value, stmt.target, stmt.loc
+        if isinstance(value, Op) and self.is_call(value):
+            return self.call(stmt)
+        if target is None:
+            return [_origin(ast.Expr(value_expr(value)), loc)]
+        if not isinstance(value, Op):
+            code = [_assign(target, atom_expr(value), loc)]
+            if target not in self.active:
+                return code
+            return code + self.set_tangent(target, self.tangent_of(value), loc, owned=value.name in self.owned)
+        if value.fn in MUTATIONS and value.args[0].name in self.in_place:
+            return self.write_in_place(stmt)
+        code = [_assign(target, value_expr(value), loc)]
+        if target not in self.active:
+            return code
+        if value.fn in (primitives.make_tuple, primitives.make_list):
+            items = [self.materialized(a) for a in value.args]
+            container = ast.Tuple(items, ast.Load()) if value.fn is primitives.make_tuple else ast.List(items, ast.Load())
+            tangent = None if all(self.tangent_of(a) is None for a in value.args) else container
+            return code + self.set_tangent(target, tangent, loc)
+        tangent = self.by_rule(stmt)
+        if target in _reads(tangent):
+            return code + tangent
+        return tangent + code           # before the primal: its arguments' old values need not outlive it
+
+    def by_rule(self, stmt: Assign) -> list:
+        op = stmt.value
+        rule = tangent_rule_for(op.fn)
+        if rule is None:
+            name = primitives.python_name(op.fn) or op.name or getattr(op.fn, "__name__", repr(op.fn))
+            raise NoDerivativeRule(f"no forward-mode (tangent) rule for {name}", stmt.loc,
+                                   f"register one with @s2sgrad.rules.tangent({name}), or wrap the argument in "
+                                   "s2sgrad.stop_gradient(...) if no derivative should flow through it")
+        expansion = expand_tangent(rule, op, stmt.target, self.tangent_of, self.names,
+                                   lambda atom: self.analysis.shapes.same(atom, stmt.target))
+        code = [_origin(s, stmt.loc) for s in expansion.statements]
+        return code + self.set_tangent(stmt.target, expansion.value, stmt.loc)
+
+    def write_in_place(self, stmt: Assign) -> list:
+        """``y_1 = setitem(y, i, v)`` as ``y[i] = v`` (``list_append`` as ``.append``), and the tangent
+        likewise where its buffer is this code's own (otherwise the tangent rule copies it, once)."""
+        op, target, loc = stmt.value, stmt.target, stmt.loc
+        array = op.args[0]
+        code = [_origin(_write(atom_expr(array), op, atom_expr(op.args[-1])), loc), _assign(target, atom_expr(array), loc)]
+        if target not in self.active:
+            return code
+        tangent = self.tangent_of(array)
+        if tangent is None or array.name not in self.owned:
+            return code + self.by_rule(stmt)
+        item = op.args[-1]
+        if op.fn is primitives.setitem and self.tangent_of(item) is None:
+            written = ast.Constant(0.0)                    # a value without a tangent zeroes what it replaces
+        else:
+            written = self.materialized(item)
+        code.append(_origin(_write(tangent, op, written), loc))
+        return code + self.set_tangent(target, tangent, loc, owned=True)
+
+    # ---------------------------------------------------------------- calls of user functions
+
+    def is_call(self, op: Op) -> bool:
+        """Is `op` a call of a user function (transformed itself, not applied by a rule)?"""
+        return is_user_function(op.fn) and tangent_rule_for(op.fn) is None and not is_nondifferentiable(op.fn)
+
+    def call(self, stmt: Assign) -> list:
+        op, target, loc = stmt.value, stmt.target, stmt.loc
+        args = self.module.call_arguments(op, loc)
+        mask = tuple(self.tangent_of(a) is not None for a in args)
+        callee = self.module.tangent_callee(op.fn, mask, loc) if target in self.active and any(mask) else None
+        if callee is None:
+            primal, _ = self.module.callee(op.fn, (False,) * len(args), loc)
+            call = _call(primal, *[atom_expr(a) for a in args])
+            if target is None:
+                return [_origin(ast.Expr(call), loc)]
+            return [_assign(target, call, loc)] + (self.set_tangent(target, None, loc) if target in self.active else [])
+        tangents = [self.tangent_of(a) for a in args if self.tangent_of(a) is not None]
+        call = _call(callee, *[atom_expr(a) for a in args], *tangents)
+        self.owned.discard(target)
+        return [_assign(ast.Tuple([_store(target), _store(self.tangent_name(target))], ast.Store()), call, loc)]
+
+    # ---------------------------------------------------------------- branches and loops
+
+    def branch(self, stmt: If) -> list:
+        flowing = [k for k, r in enumerate(stmt.results) if r in self.active]
+        arms = []
+        for block, outs in ((stmt.body, stmt.body_outs), (stmt.orelse, stmt.orelse_outs)):
+            code = self.block(block)
+            code += [_assign(r, atom_expr(o), stmt.loc) for r, o in zip(stmt.results, outs)]
+            arms.append((code, outs))
+        for k in flowing:
+            result = stmt.results[k]
+            outs = [outs[k] for _, outs in arms]
+            if all(self.tangent_of(o) is None for o in outs):
+                self.zero.add(result)
+                continue
+            for (code, _), out in zip(arms, outs):
+                code.append(_assign(self.tangent_name(result), self.materialized(out), stmt.loc))
+            if all(self.tangent_of(o) is None or o.name in self.owned for o in outs):
+                self.owned.add(result)
+        if isinstance(stmt.test, Const):
+            return arms[0 if stmt.test.value else 1][0]
+        return [_origin(ast.If(atom_expr(stmt.test), arms[0][0] or [ast.Pass()], arms[1][0] or [ast.Pass()]),
+                        stmt.loc)]
+
+    def loop(self, loop: While) -> list:
+        """The loop with the tangents of its active variables carried beside them."""
+        carried = [k for k, p in enumerate(loop.params) if p in self.active]
+        params = list(loop.params) + [self.tangent_name(loop.params[k]) for k in carried]
+        out = [_assign(p, atom_expr(i), loop.loc) for p, i in zip(loop.params, loop.inits)]
+        for k in carried:
+            param, init = loop.params[k], loop.inits[k]
+            out.append(_assign(self.tangent_name(param), self.materialized(init), loop.loc))
+            owned = self.tangent_of(init) is None or init.name in self.owned
+            if owned and _keeps_buffer(loop.body_outs[k], param, loop.body):
+                self.owned.add(param)
+        body = self.block(loop.cond)
+        body.append(_origin(ast.If(ast.UnaryOp(ast.Not(), atom_expr(loop.test)), [ast.Break()], []), loop.loc))
+        body += self.block(loop.body)
+        outs = [atom_expr(o) for o in loop.body_outs] + [self.materialized(loop.body_outs[k]) for k in carried]
+        if params:
+            body.append(_assign(ast.Tuple([_store(p) for p in params], ast.Store()), ast.Tuple(outs, ast.Load()),
+                                loop.loc))
+        out.append(_origin(ast.While(ast.Constant(True), body, []), loop.loc))
+        out += [_assign(r, _name(p), loop.loc) for r, p in zip(loop.results, loop.params)]
+        for k in carried:
+            result, param = loop.results[k], loop.params[k]
+            if result in self.active:
+                out += self.set_tangent(result, _name(self.tangent_name(param)), loop.loc,
+                                        owned=param in self.owned)
+        return out
+
+
+def _reads(code: list) -> set[str]:
+    return {n.id for stmt in code for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def _write(obj: ast.expr, op: Op, item: ast.expr) -> ast.stmt:
+    """The in-place form of the functional write `op` into `obj`: ``obj[index] = item`` or ``obj.append(item)``."""
+    if op.fn is primitives.setitem:
+        index = primitives.index_expression(atom_expr(op.args[1]))
+        return ast.Assign([ast.Subscript(obj, index, ast.Store())], item)
+    return ast.Expr(ast.Call(ast.Attribute(obj, "append", ast.Load()), [item], []))
+
+
+def _keeps_buffer(out, param: str, body: list) -> bool:
+    """Does the loop variable's new value `out` stay the buffer it came in as (or one a write made)?"""
+    definitions = {s.target: s.value for s in body if isinstance(s, Assign) and s.target}
+    while isinstance(out, Var) and out.name != param:
+        value = definitions.get(out.name)
+        if isinstance(value, Op) and value.fn in MUTATIONS:
+            return True
+        if not isinstance(value, Var):
+            return False
+        out = value
+    return isinstance(out, Var)
+
+
+def _unpack_tuples(node) -> None:
+    """``t = stack_pop(s); s = t[0]; v = t[1]`` -> ``s, v = stack_pop(s)``, where `t` is read nowhere else
+    (for values whose length is known: a tuple display, or what ``stack_pop`` returns)."""
+    uses: dict[str, int] = {}
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+            uses[n.id] = uses.get(n.id, 0) + 1
+    for block in [getattr(n, f, None) for n in ast.walk(node) for f in ("body", "orelse")]:
+        if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+            _unpack_in_block(block, uses)
+
+
+def _tuple_length(value: ast.expr) -> int | None:
+    if isinstance(value, ast.Tuple):
+        return len(value.elts)
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "stack_pop":
+        return 2
+    return None
+
+
+def _unpack_in_block(block: list, uses: dict) -> None:
+    i = 0
+    while i < len(block):
+        stmt = block[i]
+        length = _tuple_length(stmt.value) if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
+            and isinstance(stmt.targets[0], ast.Name) else None
+        if length is None or uses.get(stmt.targets[0].id) != length:
+            i += 1
+            continue
+        tuple_name = stmt.targets[0].id
+        parts: dict[int, int] = {}                     # element -> position of ``x = t[element]`` in the block
+        for j in range(i + 1, len(block)):
+            later = block[j]
+            if isinstance(later, ast.Assign) and len(later.targets) == 1 and isinstance(later.targets[0], ast.Name) \
+                    and isinstance(later.value, ast.Subscript) and isinstance(later.value.value, ast.Name) \
+                    and later.value.value.id == tuple_name and isinstance(later.value.slice, ast.Constant):
+                parts[later.value.slice.value] = j
+        if sorted(parts) != list(range(length)) or not all(_untouched(block, i, j, parts) for j in parts.values()):
+            i += 1
+            continue
+        targets = [block[parts[k]].targets[0] for k in range(length)]
+        stmt.targets = [ast.Tuple(targets, ast.Store())]
+        for j in sorted(parts.values(), reverse=True):
+            del block[j]
+        i += 1
+
+
+def _untouched(block: list, start: int, end: int, parts: dict) -> bool:
+    """Is the name assigned at block[end] neither read nor written between block[start] and block[end]?"""
+    name = block[end].targets[0].id
+    between = [s for k, s in enumerate(block[start + 1:end], start + 1) if k not in parts.values()]
+    return all(name not in _reads([s]) and name not in {n.id for n in ast.walk(s) if isinstance(n, ast.Name)
+                                                          and isinstance(n.ctx, ast.Store)} for s in between)
+
+
+# ---------------------------------------------------------------- assembling a module
+
+def _function(name: str, params: list[str], body: list) -> ast.FunctionDef:
+    args = ast.arguments(posonlyargs=[], args=[ast.arg(p) for p in params], vararg=None, kwonlyargs=[],
+                         kw_defaults=[], kwarg=None, defaults=[])
+    node = ast.FunctionDef(name=name, args=args, body=body, decorator_list=[], returns=None, type_comment=None)
+    if hasattr(ast, "TypeAlias"):
+        node.type_params = []
+    return node
+
+
+class ForwardModule(GradientModule):
+    """A generated module of forward-mode functions: the requested one, and one per user function it
+    calls with tangents (per pattern of arguments that have one). Generated gradient code is read back
+    in (see `relower`), so the function transformed may itself be a generated gradient.
+
+        >>> module = ForwardModule()
+        >>> node = module.jvp(f, wrt=["x"])                  # def jvp_f_x(x, n, dx): ... return (y, dy)
+    """
+
+    def __init__(self, hint=tangent_hint):
+        super().__init__()
+        self.hint = hint
+        self.tangent_callees: dict = {}
+        self.tangent_in_progress: list = []
+
+    def prepare(self, fn, scalars=()):
+        if isinstance(fn, LiftedFunction) or not is_generated(fn):
+            return super().prepare(fn, scalars)
+        lowerer = Lowerer(parse_generated(fn), scalars=scalars)
+        lowered = lowerer.function()
+        self.collect_globals(lowered)
+        return lowered, lowerer.names
+
+    def tidy(self, node: ast.FunctionDef, names, keep=frozenset()) -> ast.FunctionDef:
+        """Unpack tuples read element by element, then fold and merge names as for gradients."""
+        _unpack_tuples(node)
+        return super().tidy(node, names, keep)
+
+    def jvp(self, fn, wrt: list[str], arg_kinds=None, name: str | None = None) -> ast.FunctionDef:
+        """``name(*params, *tangents of wrt) -> (value, tangent of value)`` for `fn`."""
+        lowered, names = self.prepare(fn, [p for p, k in (arg_kinds or {}).items() if k == SCALAR])
+        self.origin = f"{os.path.basename(lowered.source.filename)}:{lowered.name}"
+        analysis = analyze(lowered, list(wrt), arg_kinds)
+        code = Forward(lowered, list(wrt), analysis, self, names, self.hint).run()
+        fn_name = self.names.take(name or f"jvp_{lowered.name}_{'_'.join(wrt)}")
+        body = [*code.body, ast.Return(ast.Tuple([code.result, code.tangent], ast.Load()))]
+        node = self.tidy(_function(fn_name, list(lowered.params) + code.tangent_params, body), names)
+        self.functions.append(node)
+        return node
+
+    def tangent_callee(self, fn, mask: tuple, loc) -> str | None:
+        """The name of the tangent function of user function `fn` given tangents where `mask` is true:
+        ``name(*args, *tangents) -> (value, tangent)``; None if its result has no tangent."""
+        key = (id(fn), mask)
+        if key in self.tangent_callees:
+            return self.tangent_callees[key]
+        if any(k[0] == id(fn) for k in self.tangent_in_progress):
+            raise UnsupportedSyntax(f"recursive call of '{fn.__name__}' cannot be differentiated", loc,
+                                    "rewrite the recursion as a loop")
+        lowered, names = self.prepare(fn)
+        wrt = [p for p, m in zip(lowered.params, mask) if m]
+        analysis = analyze(lowered, wrt)
+        if not analysis.is_active(lowered.result):
+            self.tangent_callees[key] = None
+            return None
+        fn_name = self.tangent_callees[key] = self.names.fresh(f"{fn.__name__}_jvp")
+        self.tangent_in_progress.append(key)
+        try:
+            code = Forward(lowered, wrt, analysis, self, names, self.hint).run()
+        finally:
+            self.tangent_in_progress.pop()
+        body = [*code.body, ast.Return(ast.Tuple([code.result, code.tangent], ast.Load()))]
+        self.functions.append(self.tidy(_function(fn_name, list(lowered.params) + code.tangent_params, body), names))
+        return fn_name
+
+
+__all__ = ["Forward", "ForwardModule", "TangentCode", "tangent_hint"]

@@ -1,0 +1,204 @@
+"""Forward mode and higher-order derivatives: `jvp`, `hvp`, `hessian`, `grad_of_grad`.
+
+    >>> import numpy as np
+    >>> def f(x):
+    ...     return np.sum(np.sin(x) * x)
+    >>> value, tangent = jvp(f)(np.ones(3), np.array([1.0, 0.0, 0.0]))     # doctest: +SKIP
+    >>> hvp(f)(np.ones(3), np.array([1.0, 0.0, 0.0]))                       # doctest: +SKIP
+    >>> hessian(f)(np.ones(3)).shape                                        # doctest: +SKIP
+    (3, 3)
+
+`jvp` generates the forward-mode (tangent) code of a function. `hvp` is
+forward over reverse: it generates the gradient (reverse mode), reads that
+generated code back in, and generates its forward-mode code, so one call costs
+a small multiple of one gradient. `hessian` assembles the Hessian column by
+column from Hessian-vector products; `grad_of_grad` is one forward pass over a
+gradient. Generated code is cached per function, `wrt` and argument kinds.
+"""
+from __future__ import annotations
+
+import functools
+import re
+from typing import Callable
+
+import numpy as np
+
+from .analyze import SCALAR
+from .api import _call_values, _check_differentiable, _parameters, generated, wrt_names
+from .errors import S2SGradError
+from .forward import ForwardModule, tangent_hint
+from .module import kind_of
+
+_CACHE: dict = {}
+
+
+def dot_hint(name: str) -> str:
+    """How second-order code calls the tangent of `name`: ``x_dot`` (``dx`` is the gradient's own name)."""
+    return re.sub(r"_\d+$", "", name) + "_dot"
+
+
+def forward_generated(f, wrt: list[str], kinds: tuple = (), verbose: bool = False, hint=tangent_hint,
+                      name: str | None = None):
+    """The compiled forward-mode function (cached) of `f` with respect to `wrt`, specialized on argument kinds:
+    ``name(*args, *tangents) -> (value, tangent)``. `f` may be a generated gradient."""
+    key = (f, tuple(wrt), kinds, hint, name)
+    hit = _CACHE.get(key)
+    if hit is not None:
+        return hit
+    module = ForwardModule(hint)
+    node = module.jvp(f, wrt, dict(zip(_parameters(f), kinds)), name)
+    fn = module.compile(f"<s2sgrad {node.name}>")[node.name]
+    fn.source = module.source()
+    if verbose:
+        print(fn.source)
+    _CACHE[key] = fn
+    return fn
+
+
+def _prepared(f, names: list[str], args, kwargs) -> tuple[list, tuple]:
+    """The call's argument values (defaults filled in), checked for `names`, and their kinds."""
+    values = _call_values(f, args, kwargs)
+    params = _parameters(f)
+    for name in names:
+        _check_differentiable(f, name, values[params.index(name)])
+    return values, tuple(kind_of(v) for v in values)
+
+
+def _split_last(args: tuple, what: str, f) -> tuple[tuple, object]:
+    if not args:
+        raise S2SGradError(f"the derivative of {f.__name__} takes {what} as its last argument")
+    return args[:-1], args[-1]
+
+
+def jvp(f: Callable | None = None, wrt=0, *, verbose: bool = False) -> Callable:
+    """Forward mode: ``df(*args, tangent)`` returns ``(f(*args), the directional derivative along tangent)``.
+
+    For a tuple `wrt` the tangent is a tuple, one per argument named.
+
+        >>> jvp(lambda x: x * x)(3.0, 1.0)                 # doctest: +SKIP
+        (9.0, 6.0)
+    """
+    if f is None:
+        return lambda g: jvp(g, wrt, verbose=verbose)
+    names, many = wrt_names(f, wrt)
+
+    @functools.wraps(f)
+    def derivative(*args, **kwargs):
+        args, tangent = _split_last(args, "the tangent", f)
+        values, kinds = _prepared(f, names, args, kwargs)
+        fn = forward_generated(f, names, kinds, verbose)
+        return fn(*values, *(tangent if many else (tangent,)))
+
+    derivative.__wrapped__ = f
+    return derivative
+
+
+def _hvp_function(f, names: list[str], kinds: tuple, verbose: bool):
+    """Forward mode over the generated gradient: ``name(*args, seed, *directions) -> (gradient, H @ direction)``."""
+    gradient = generated(f, names, "grad", kinds)
+    return forward_generated(gradient, names, kinds + (SCALAR,), verbose, dot_hint,
+                             f"hvp_{f.__name__}_{'_'.join(names)}")
+
+
+def hvp(f: Callable | None = None, wrt=0, *, verbose: bool = False) -> Callable:
+    """The Hessian-vector product of scalar `f`: ``hvp(f)(*args, v)`` is the Hessian with respect to
+    `wrt` times `v`, by forward mode over the generated gradient (a few times the cost of a gradient).
+    For a tuple `wrt`, `v` and the result are tuples.
+
+        >>> hvp(lambda x: x ** 3)(2.0, 1.0)                # doctest: +SKIP
+        12.0
+    """
+    if f is None:
+        return lambda g: hvp(g, wrt, verbose=verbose)
+    names, many = wrt_names(f, wrt)
+
+    @functools.wraps(f)
+    def product(*args, **kwargs):
+        args, direction = _split_last(args, "the direction v", f)
+        values, kinds = _prepared(f, names, args, kwargs)
+        fn = _hvp_function(f, names, kinds, verbose)
+        _, out = fn(*values, 1.0, *(direction if many else (direction,)))
+        return out
+
+    product.__wrapped__ = f
+    return product
+
+
+def hessian(f: Callable, wrt=0) -> Callable:
+    """The Hessian of scalar `f` with respect to `wrt`, one Hessian-vector product per input element
+    (meant for small inputs). For an argument of shape s it has shape ``s + s``; for a tuple `wrt`,
+    block ``[i][j]`` is the Hessian with respect to arguments i and j.
+
+        >>> hessian(lambda x: np.sum(x ** 3))(np.ones(2))   # doctest: +SKIP
+        array([[6., 0.],
+               [0., 6.]])
+    """
+    names, many = wrt_names(f, wrt)
+    product = hvp(f, tuple(names))
+    params = _parameters(f)
+
+    @functools.wraps(f)
+    def second(*args, **kwargs):
+        values = _call_values(f, args, kwargs)
+        points = [values[params.index(n)] for n in names]
+        zeros = [np.zeros(np.shape(x)) for x in points]
+        columns = [[[] for _ in names] for _ in names]       # [i][j]: columns of block (i, j)
+        for j, x in enumerate(points):
+            for k in range(np.size(x)):
+                unit = np.zeros(np.size(x))
+                unit[k] = 1.0
+                direction = [*zeros[:j], unit.reshape(np.shape(x)), *zeros[j + 1:]]
+                for i, hv in enumerate(product(*values, tuple(direction))):
+                    columns[i][j].append(np.ravel(hv))
+        blocks = [[np.stack(columns[i][j], axis=-1).reshape(np.shape(points[i]) + np.shape(points[j]))
+                   for j in range(len(names))] for i in range(len(names))]
+        blocks = [[float(b) if np.ndim(b) == 0 else b for b in row] for row in blocks]
+        return tuple(tuple(row) for row in blocks) if many else blocks[0][0]
+
+    second.__wrapped__ = f
+    return second
+
+
+def grad_of_grad(f: Callable, inner=0, outer=0) -> Callable:
+    """``grad(grad(f, wrt=inner), wrt=outer)``: the derivative with respect to argument `outer` of
+    ``∂f/∂(argument inner)``, where argument `inner` is a scalar (so that the gradient is one too).
+
+    By symmetry of second derivatives it is ``∂/∂inner`` of ``∂f/∂outer``: one forward pass,
+    along argument `inner`, over the generated gradient with respect to `outer`.
+
+        >>> grad_of_grad(lambda x: x ** 3)(2.0)           # doctest: +SKIP
+        12.0
+    """
+    (inner_name,), _ = wrt_names(f, inner)
+    (outer_name,), _ = wrt_names(f, outer)
+
+    @functools.wraps(f)
+    def second(*args, **kwargs):
+        values, kinds = _prepared(f, [inner_name, outer_name], args, kwargs)
+        if np.ndim(values[_parameters(f).index(inner_name)]) != 0:
+            raise S2SGradError(f"grad of grad needs '{inner_name}' to be a scalar: the inner gradient must be "
+                               "a scalar to be differentiated by grad", hint="use s2sgrad.hvp or s2sgrad.hessian")
+        gradient = generated(f, [outer_name], "grad", kinds)
+        fn = forward_generated(gradient, [inner_name], kinds + (SCALAR,), False, dot_hint,
+                               f"d2{f.__name__}_d{outer_name}_d{inner_name}")
+        _, out = fn(*values, 1.0, 1.0)
+        return out
+
+    second.__wrapped__ = f
+    return second
+
+
+def source(f: Callable, wrt=0, *, mode: str = "forward", args=None) -> str:
+    """The generated forward-mode (``mode="forward"``) or Hessian-vector product (``mode="hvp"``) module
+    of `f`, as a string. `args`, if given, are example arguments to specialize on."""
+    f = getattr(f, "__wrapped__", f)
+    names, _ = wrt_names(f, wrt)
+    kinds = tuple(kind_of(v) for v in _call_values(f, args, {})) if args is not None else ()
+    if mode == "forward":
+        return forward_generated(f, names, kinds).source
+    if mode == "hvp":
+        return _hvp_function(f, names, kinds or (None,) * len(_parameters(f)), False).source
+    raise S2SGradError(f"unknown mode {mode!r}: expected 'forward' or 'hvp'")
+
+
+__all__ = ["jvp", "hvp", "hessian", "grad_of_grad", "source", "forward_generated", "dot_hint"]
