@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .shapes import Shapes
+
 from . import primitives
 from .ir import Assign, Const, Function, Global, If, Op, Var, While
 from .rules import is_nondifferentiable, rule_for
@@ -39,18 +41,21 @@ class Analysis:
 def analyze(fn: Function, wrt: list[str], arg_kinds: dict[str, str] | None = None) -> Analysis:
     """Activity, kinds and shapes of every name in `fn`, differentiating with respect to `wrt`.
 
-    `arg_kinds` maps parameters to "scalar", "tensor" or "seq" (default "tensor").
+    `arg_kinds` maps parameters to "scalar", "seq", "tensor" or an array's shape (default "tensor").
     """
     analysis = Analysis()
     kinds = analysis.kind
-    scalars = {}
+    known_shapes = {}
     for param in fn.params:
         kind = (arg_kinds or {}).get(param, TENSOR)
         if kind == SCALAR:
-            scalars[param] = SCALAR
+            known_shapes[param] = ()
+            kind = TENSOR
+        elif isinstance(kind, tuple):           # an array of this shape
+            known_shapes[param] = kind
             kind = TENSOR
         kinds[param] = kind
-    analysis.shapes = Shapes(scalars)
+    analysis.shapes = Shapes(known_shapes)
     analysis.shapes.block(fn.body)
     _kinds(fn.body, kinds)
     _specialize(fn.body, kinds)
@@ -213,96 +218,7 @@ def _in(atom, names) -> bool:
 
 
 
-# ---------------------------------------------------------------- shapes
-
 SCALAR = "scalar"
-_ELEMENTWISE_BINARY = {operator.add, operator.sub, operator.mul, operator.truediv, operator.pow}
-_ELEMENTWISE_UNARY = {operator.neg, operator.pos}
-_REDUCTIONS = {"sum", "mean", "max", "min", "prod", "amax", "amin", "std", "var", "norm", "trace", "det"}
 
 
-class Shapes:
-    """Which names certainly have the same shape, and which are certainly scalars.
-
-    Used to leave out ``unbroadcast`` where the shapes cannot differ:
-
-        >>> shapes = Shapes({"x": SCALAR})
-        >>> shapes.same(Var("x"), Var("x"))
-        True
-    """
-
-    def __init__(self, known: dict):
-        self.shape: dict = dict(known)
-        self.count = 0
-
-    def fresh(self):
-        self.count += 1
-        return self.count
-
-    def of(self, atom):
-        if isinstance(atom, Var):
-            return self.shape.get(atom.name) or self.new(atom.name)
-        if isinstance(atom, Const) and isinstance(atom.value, (int, float, complex)) \
-                and not isinstance(atom.value, bool):
-            return SCALAR
-        return self.fresh()
-
-    def new(self, name):
-        self.shape[name] = self.fresh()
-        return self.shape[name]
-
-    def same(self, atom, name: str) -> bool:
-        """Do `atom` and the value named `name` certainly have one shape?"""
-        if name not in self.shape:
-            return False
-        return self.of(atom) == self.shape[name]
-
-    def op(self, op: Op):
-        fn, args = op.fn, op.args
-        ufunc = isinstance(fn, np.ufunc)
-        if (fn in _ELEMENTWISE_UNARY or (ufunc and fn.nin == 1)) and len(args) == 1 and not op.kwargs:
-            return self.of(args[0])
-        if (fn in _ELEMENTWISE_BINARY or (ufunc and fn.nin == 2)) and len(args) == 2 and not op.kwargs:
-            a, b = self.of(args[0]), self.of(args[1])
-            if a == b or b == SCALAR:
-                return a
-            if a == SCALAR:
-                return b
-            return self.fresh()
-        name = getattr(fn, "__name__", "")
-        module = getattr(fn, "__module__", "") or ""
-        if module == "math" or fn in (float, len, abs) and all(self.of(a) == SCALAR for a in args):
-            return SCALAR
-        if name in _REDUCTIONS and (module.startswith("numpy") or fn in (np.sum, np.mean, np.max, np.min)) \
-                and len(args) == 1 and not any(k in op.kwargs for k in ("axis", "keepdims", "ord")):
-            return SCALAR
-        return self.fresh()
-
-    def block(self, block) -> None:
-        for stmt in block:
-            if isinstance(stmt, Assign):
-                if stmt.target:
-                    self.shape[stmt.target] = self.op(stmt.value) if isinstance(stmt.value, Op) \
-                        else self.of(stmt.value)
-            elif isinstance(stmt, If):
-                self.block(stmt.body)
-                self.block(stmt.orelse)
-                for r, a, b in zip(stmt.results, stmt.body_outs, stmt.orelse_outs):
-                    sa, sb = self.of(a), self.of(b)
-                    self.shape[r] = sa if sa == sb else self.fresh()
-            elif isinstance(stmt, While):
-                for p, init in zip(stmt.params, stmt.inits):
-                    self.shape[p] = self.of(init)
-                for _ in range(2):
-                    self.block(stmt.cond)
-                    self.block(stmt.body)
-                    for p, out in zip(stmt.params, stmt.body_outs):
-                        if self.of(out) != self.shape[p]:
-                            self.shape[p] = self.fresh()
-                self.block(stmt.cond)
-                self.block(stmt.body)
-                for r, p in zip(stmt.results, stmt.params):
-                    self.shape[r] = self.shape[p]
-
-
-__all__ = ["Analysis", "Shapes", "analyze", "differentiable", "TENSOR", "SEQ", "UNKNOWN", "SCALAR"]
+__all__ = ["Analysis", "analyze", "differentiable", "TENSOR", "SEQ", "UNKNOWN", "SCALAR"]

@@ -102,8 +102,12 @@ def _preference(name: str, params: set, returned: set = frozenset()) -> tuple:
     return (name not in params, name not in returned, bool(re.search(r"_\d+$", name)), len(name), name)
 
 
-def coalesce(fn: ast.FunctionDef, fixed: set = frozenset()) -> ast.FunctionDef:
-    """Merge copies whose names never interfere; `fixed` names are never renamed."""
+def coalesce(fn: ast.FunctionDef, fixed: set = frozenset(), temporary: set = frozenset()) -> ast.FunctionDef:
+    """Merge copies whose names never interfere; `fixed` names are never renamed.
+
+    Two of the user's own variables (names not in `temporary`) are merged only if they
+    are versions of one variable: ``y = x`` keeps both names, ``y_1 = y`` does not.
+    """
     params = {a.arg for a in fn.args.args}
     returned = {n.id for stmt in ast.walk(fn) if isinstance(stmt, ast.Return) and stmt.value is not None
                 for n in ast.walk(stmt.value) if isinstance(n, ast.Name)}
@@ -125,6 +129,10 @@ def coalesce(fn: ast.FunctionDef, fixed: set = frozenset()) -> ast.FunctionDef:
             continue
         group_a, group_b = members.get(a, {a}), members.get(b, {b})
         if any(frozenset((x, y)) in edges for x in group_a for y in group_b):
+            continue
+        named_a = {_base(n) for n in group_a if n not in temporary}
+        named_b = {_base(n) for n in group_b if n not in temporary}
+        if named_a and named_b and named_a != named_b:
             continue
         pinned = [n for n in group_a | group_b if n in params or n in fixed]
         if len(pinned) > 1:

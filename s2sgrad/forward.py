@@ -120,13 +120,17 @@ class Forward:
         self.zero: set[str] = set()             # active names whose tangent turned out to be zero
         self.owned: set[str] = set()            # names whose tangent is a buffer this code made
         self.in_place = in_place_writes(fn, [])
+        self.rule_temporaries: set[str] = set()  # names of the temporaries of tangent rules
 
     def run(self) -> TangentCode:
         params = [self.tangent_name(p) for p in self.wrt]
         body = self.block(self.fn.body)
-        result = self.fn.result
-        tangent = self.tangent_of(result)
-        return TangentCode(body, atom_expr(result), tangent if tangent is not None else _zeros_like(result), params)
+        result = atom_expr(self.fn.result)
+        tangent = self.tangent_of(self.fn.result)
+        tangent = tangent if tangent is not None else _zeros_like(self.fn.result)
+        _drop_dead_tangents(body, _reads([ast.Expr(result), ast.Expr(tangent)]),
+                            set(self.tangents.values()) | self.rule_temporaries)
+        return TangentCode(body, result, tangent, params)
 
     # ---------------------------------------------------------------- tangents
 
@@ -204,6 +208,7 @@ class Forward:
         expansion = expand_tangent(rule, op, stmt.target, self.tangent_of, self.names,
                                    lambda atom: self.analysis.shapes.same(atom, stmt.target))
         code = [_origin(s, stmt.loc) for s in expansion.statements]
+        self.rule_temporaries.update(s.targets[0].id for s in expansion.statements)
         return code + self.set_tangent(stmt.target, expansion.value, stmt.loc)
 
     def write_in_place(self, stmt: Assign) -> list:
@@ -324,6 +329,78 @@ def _keeps_buffer(out, param: str, body: list) -> bool:
     return isinstance(out, Var)
 
 
+def _drop_dead_tangents(body: list, roots: set[str], removable: set[str]) -> None:
+    """Remove the statements that compute only `removable` names nothing needs (a tangent of a value
+    read only for its shape, say). Needed: what `roots` and the statements that stay read."""
+    needed = set(roots)
+    pending = []                                        # (names a statement computes, names it reads)
+    for stmt, targets in _statements(body, removable):
+        if targets is None:
+            needed |= _reads([stmt])
+        else:
+            pending.append((targets, _reads([stmt])))
+    grew = True
+    while grew:
+        grew = False
+        for targets, reads in pending:
+            if targets & needed and not reads <= needed:
+                needed |= reads
+                grew = True
+    _sweep(body, removable - needed)
+
+
+def _statements(block: list, removable: set[str]):
+    """Each simple statement with the removable names it computes (None: it must stay); compound
+    statements contribute their headers (which must stay) and their blocks."""
+    for stmt in block:
+        if isinstance(stmt, (ast.If, ast.While)):
+            yield ast.Expr(stmt.test), None
+            for inner in (stmt.body, stmt.orelse):
+                yield from _statements(inner, removable)
+        elif isinstance(stmt, ast.Assign) and _is_parallel(stmt):
+            for target, value in zip(stmt.targets[0].elts, stmt.value.elts):
+                name = target.id if isinstance(target, ast.Name) else None
+                yield ast.Expr(value), ({name} if name in removable else None)
+        else:
+            written = _written(stmt)
+            yield stmt, (written if written and written <= removable else None)
+
+
+def _is_parallel(stmt: ast.Assign) -> bool:
+    return len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Tuple) and isinstance(stmt.value, ast.Tuple) \
+        and len(stmt.targets[0].elts) == len(stmt.value.elts)
+
+
+def _written(stmt) -> set[str]:
+    """The names a simple statement assigns or writes into (``d[i] = v``, ``d.append(v)``)."""
+    if isinstance(stmt, ast.Assign):
+        return {n.id for t in stmt.targets for n in ast.walk(t) if isinstance(n, ast.Name)
+                and (isinstance(n.ctx, ast.Store) or isinstance(t, ast.Subscript) and n is t.value)}
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Attribute) \
+            and stmt.value.func.attr == "append" and isinstance(stmt.value.func.value, ast.Name):
+        return {stmt.value.func.value.id}
+    return set()
+
+
+def _sweep(block: list, dead: set[str]) -> None:
+    kept = []
+    for stmt in block:
+        if isinstance(stmt, (ast.If, ast.While)):
+            _sweep(stmt.body, dead)
+            _sweep(stmt.orelse, dead)
+            stmt.body = stmt.body or [ast.Pass()]
+        elif isinstance(stmt, ast.Assign) and _is_parallel(stmt):
+            pairs = [(t, v) for t, v in zip(stmt.targets[0].elts, stmt.value.elts)
+                     if not (isinstance(t, ast.Name) and t.id in dead)]
+            if not pairs:
+                continue
+            stmt.targets[0].elts, stmt.value.elts = [t for t, _ in pairs], [v for _, v in pairs]
+        elif _written(stmt) and _written(stmt) <= dead:
+            continue
+        kept.append(stmt)
+    block[:] = kept
+
+
 def _unpack_tuples(node) -> None:
     """``t = stack_pop(s); s = t[0]; v = t[1]`` -> ``s, v = stack_pop(s)``, where `t` is read nowhere else
     (for values whose length is known: a tuple display, or what ``stack_pop`` returns)."""
@@ -421,7 +498,8 @@ class ForwardModule(GradientModule):
     def jvp(self, fn, wrt: list[str], arg_kinds=None, name: str | None = None) -> ast.FunctionDef:
         """``name(*params, *tangents of wrt) -> (value, tangent of value)`` for `fn`."""
         lowered, names = self.prepare(fn, [p for p, k in (arg_kinds or {}).items() if k == SCALAR])
-        self.origin = f"{os.path.basename(lowered.source.filename)}:{lowered.name}"
+        self.origin = getattr(lowered.source, "origin", "") \
+            or f"{os.path.basename(lowered.source.filename)}:{lowered.name}"
         analysis = analyze(lowered, list(wrt), arg_kinds)
         code = Forward(lowered, list(wrt), analysis, self, names, self.hint).run()
         fn_name = self.names.take(name or f"jvp_{lowered.name}_{'_'.join(wrt)}")

@@ -118,7 +118,7 @@ def hvp(f: Callable | None = None, wrt=0, *, verbose: bool = False) -> Callable:
         values, kinds = _prepared(f, names, args, kwargs)
         fn = _hvp_function(f, names, kinds, verbose)
         _, out = fn(*values, 1.0, *(direction if many else (direction,)))
-        return out
+        return (out,) if many and len(names) == 1 else out
 
     product.__wrapped__ = f
     return product

@@ -32,11 +32,16 @@ from s2sgrad.runtime import *
 SCHEDULES_IMPORT = "from s2sgrad.schedules import Online, Periodic, Revolve\n"
 
 
-def kind_of(value) -> str:
-    """What generated code is specialized on: a scalar, an array (tensor), or a list/tuple/dict (seq)."""
+def kind_of(value):
+    """What generated code is specialized on: "scalar", "seq" (a list, tuple or dict), an array's shape,
+    or "tensor" (anything else)."""
     if isinstance(value, (list, tuple, dict)):
         return SEQ
-    return SCALAR if isinstance(value, (float, int, complex, np.number)) else TENSOR
+    if isinstance(value, (float, int, complex, np.number)):
+        return SCALAR
+    if isinstance(value, np.ndarray):
+        return value.shape
+    return TENSOR
 
 
 class GradientModule:
@@ -166,7 +171,7 @@ class GradientModule:
     def tidy(self, node: ast.FunctionDef, names: Names, keep=frozenset()) -> ast.FunctionDef:
         """Fold temporaries used once, then merge copies into one name."""
         fold(node, foldable=names.temporary - set(keep))
-        coalesce(node, fixed=set(keep))
+        coalesce(node, fixed=set(keep), temporary=names.temporary)
         return node
 
     # ---------------------------------------------------------------- output

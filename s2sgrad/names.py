@@ -31,17 +31,18 @@ class Names:
             k += 1
             candidate = f"{hint}_{k}"
         self.taken.add(candidate)
-        if temporary:
+        if temporary or hint in self.temporary:
             self.temporary.add(candidate)
         return candidate
 
     def reserve(self, hint: str) -> str:
-        """A fresh name set aside for a variable that lowering will define (owner only)."""
+        """A fresh name set aside for a hidden variable (a loop counter, a flag) that lowering will define."""
         candidate, k = hint, 0
         while candidate in self.taken or candidate in self.reserved:
             k += 1
             candidate = f"{hint}_{k}"
         self.reserved.add(candidate)
+        self.temporary.add(candidate)
         return candidate
 
     def take(self, name: str) -> str:

@@ -195,7 +195,7 @@ class Reverse:
         index = expr.args[2]
         if isinstance(index, ast.Constant) or isinstance(index, ast.Tuple):
             return False
-        return not (isinstance(index, ast.Name) and self.analysis.shapes.of(Var(index.id)) == SCALAR)
+        return not (isinstance(index, ast.Name) and self.analysis.shapes.is_int(Var(index.id)))
 
     def zero(self, name: str, origin=None) -> ast.stmt:
         self.has.add(name)

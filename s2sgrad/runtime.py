@@ -77,9 +77,14 @@ def densify(g):
 
 def unbroadcast(g, x):
     """Sum `g` over the axes along which `x` was broadcast, so that it has x's shape."""
-    shape = np.shape(x)
-    if np.shape(g) == shape:
-        return g
+    try:
+        shape = x.shape
+        if g.shape == shape:
+            return g
+    except AttributeError:
+        shape = np.shape(x)
+        if np.shape(g) == shape:
+            return g
     g = np.asarray(g)
     while g.ndim > len(shape):
         g = g.sum(axis=0)
@@ -238,8 +243,19 @@ def grad_or_zeros(g, x):
     return zeros_like(x) if g is None else densify(g)
 
 
+def _ndim(x) -> int:
+    try:
+        return x.ndim
+    except AttributeError:
+        return np.ndim(x)
+
+
 def matmul_grad_a(g, a, b):
     """The gradient of ``a @ b`` with respect to `a`, for vectors, matrices and stacks of them."""
+    if _ndim(a) == 2 and _ndim(b) == 1:
+        return np.multiply.outer(g, b)
+    if _ndim(a) == 2 and _ndim(b) == 2:
+        return g @ b.T
     if np.ndim(b) == 1:
         return unbroadcast(np.multiply.outer(g, b), a) if np.ndim(a) > 1 else g * b
     if np.ndim(a) == 1:
@@ -249,6 +265,8 @@ def matmul_grad_a(g, a, b):
 
 def matmul_grad_b(g, a, b):
     """The gradient of ``a @ b`` with respect to `b`, for vectors, matrices and stacks of them."""
+    if _ndim(a) == 2 and _ndim(b) <= 2:
+        return a.T @ g
     if np.ndim(a) == 1:
         return unbroadcast(a[:, None] * np.expand_dims(g, -2), b) if np.ndim(b) > 1 else g * a
     if np.ndim(b) == 1:

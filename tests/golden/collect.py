@@ -8,9 +8,9 @@ def dcollect_dx(x, n, dsum=1.0):
     # forward sweep
     hs = []  # showcase.py:41
     h = x  # showcase.py:42
-    t = 0  # showcase.py:43
-    h_shape_stack = Stack()
+    h_shape_stack = Stack()  # showcase.py:43
     tanh_stack = Stack()
+    t = 0
     trips = 0
     while t < n:
         t = t + 1  # showcase.py:43
@@ -25,12 +25,13 @@ def dcollect_dx(x, n, dsum=1.0):
     check_scalar(np.sum(power), 'collect')
     # backward sweep
     dhs = unstack(unreduce(dsum, power, None, False) * 2 * stack, hs, 0)
-    dx = zeros_like(h)  # showcase.py:43
+    dh = zeros_like(h)  # showcase.py:43
     for _ in range(trips):
         dhs_2 = dhs  # showcase.py:43
         h = h_shape_stack.pop()
         tanh = tanh_stack.pop()
         dhs = dhs_2[:-1]  # showcase.py:45
-        dx = dx + grad_or_zeros(dhs_2[-1], h)
-        dx = dx * 0.9 * (1.0 - tanh * tanh)  # showcase.py:44
+        dh = dh + grad_or_zeros(dhs_2[-1], h)
+        dh = dh * 0.9 * (1.0 - tanh * tanh)  # showcase.py:44
+    dx = dh  # showcase.py:42
     return complete(dx, x)

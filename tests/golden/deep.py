@@ -24,21 +24,22 @@ def block_primal(h, W):
 def ddeep_dx_W(x, W, dsum=1.0):
     # forward sweep
     h = x  # showcase.py:55
-    layer = 0  # showcase.py:56
-    h_stack = Stack()
+    h_stack = Stack()  # showcase.py:56
+    layer = 0
     trips = 0
     while layer < 4:
         h_stack.push(h)
-        layer = layer + 1  # showcase.py:56
         h = block_primal(h, W)  # showcase.py:57
-        trips += 1  # showcase.py:56
+        layer = layer + 1  # showcase.py:56
+        trips += 1
     check_scalar(np.sum(h), 'deep')  # showcase.py:58
     # backward sweep
-    dx = unreduce(dsum, h, None, False)
+    dh = unreduce(dsum, h, None, False)
     dW = zeros_like(W)  # showcase.py:56
     for _ in range(trips):
         h = h_stack.pop()
         _, block_record = block_forward(h, W)  # showcase.py:57
-        dx, dW_part = block_backward(block_record, dx)
+        dh, dW_part = block_backward(block_record, dh)
         dW += dW_part
+    dx = dh  # showcase.py:55
     return (complete(dx, x), dW)

@@ -21,10 +21,9 @@ def dintegrate_dy0_A(y0, A, n, dsum=1.0):
     check_scalar(np.sum(prod_1), 'integrate')
     # backward sweep
     dprod = unreduce(dsum, prod_1, None, False)
-    dy0 = dprod * y
-    dy0 += dprod * y
+    dy = dprod * y
+    dy += dprod * y
     dA = zeros_like(A)  # showcase.py:63
-    prod_shape_stack = Stack()
     tanh_stack = Stack()
     y_stack = Stack()
     for work in checkpoints.backward():
@@ -37,17 +36,13 @@ def dintegrate_dy0_A(y0, A, n, dsum=1.0):
                 tanh = np.tanh(matmul)
                 prod = 0.01 * tanh
                 y = y + prod
-                prod_shape_stack.push(like(prod))
                 tanh_stack.push(tanh)
             for _ in range(work.steps):
-                dy = dy0  # showcase.py:63
-                prod = prod_shape_stack.pop()
                 tanh = tanh_stack.pop()
                 y = y_stack.pop()
-                dy0 = unbroadcast(dy, y)  # showcase.py:64
-                dmatmul = unbroadcast(dy, prod) * 0.01 * (1.0 - tanh * tanh)
+                dmatmul = dy * 0.01 * (1.0 - tanh * tanh)  # showcase.py:64
                 dA += matmul_grad_a(dmatmul, A, y)
-                dy0 = dy0 + matmul_grad_b(dmatmul, A, y)
+                dy = dy + matmul_grad_b(dmatmul, A, y)
         else:
             for _ in range(work.steps):  # showcase.py:63
                 t = t + 1  # showcase.py:63
@@ -56,4 +51,5 @@ def dintegrate_dy0_A(y0, A, n, dsum=1.0):
                 prod = 0.01 * tanh
                 y = y + prod
             checkpoints.state = (t, y)
+    dy0 = dy  # showcase.py:62
     return (complete(dy0, y0), dA)

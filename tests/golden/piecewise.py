@@ -7,13 +7,13 @@ from s2sgrad.runtime import *
 def dpiecewise_dx(x, k, ds=1.0):
     # forward sweep
     s = 0.0  # showcase.py:29
-    i_count = 0  # showcase.py:30
-    broke = False
-    prod_stack = Stack()
+    prod_stack = Stack()  # showcase.py:30
     test_stack = Stack()
     i_stack = Stack()
     s_stack = Stack()
     test_stack_1 = Stack()
+    i_count = 0
+    broke = False
     trips = 0
     while not broke and i_count < k:
         s_stack.push(s)
@@ -27,7 +27,7 @@ def dpiecewise_dx(x, k, ds=1.0):
         else:
             test_4 = i > 5  # showcase.py:33
             if test_4:
-                broke = True  # showcase.py:34
+                broke = True  # showcase.py:33
             else:
                 s = s * x  # showcase.py:36
             test_stack.push(test_4)

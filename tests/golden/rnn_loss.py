@@ -8,26 +8,17 @@ def drnn_loss_dW_U_b(W, U, b, xs, dsum=1.0):
     # forward sweep
     h = np.zeros(np.shape(W)[0])  # showcase.py:17
     x_trips = len(xs)  # showcase.py:18
-    x_count = 0
     h_stack = Stack()
     h_stack_1 = Stack()
-    matmul_shape_stack = Stack()
-    matmul_shape_stack_1 = Stack()
-    sum_shape_stack = Stack()
     x_stack = Stack()
+    x_count = 0
     trips = 0
     while x_count < x_trips:
         h_stack.push(h)
         x = xs[x_count]  # showcase.py:18
         x_count = x_count + 1
-        matmul = W @ h  # showcase.py:19
-        matmul_1 = U @ x
-        sum_1 = matmul + matmul_1
-        h_2 = np.tanh(sum_1 + b)
+        h_2 = np.tanh(W @ h + U @ x + b)  # showcase.py:19
         h_stack_1.push(h_2)
-        matmul_shape_stack.push(like(matmul))
-        matmul_shape_stack_1.push(like(matmul_1))
-        sum_shape_stack.push(like(sum_1))
         x_stack.push(x)
         h = h_2  # showcase.py:18
         trips += 1
@@ -41,15 +32,10 @@ def drnn_loss_dW_U_b(W, U, b, xs, dsum=1.0):
     for _ in range(trips):
         h = h_stack.pop()
         h_2 = h_stack_1.pop()
-        matmul = matmul_shape_stack.pop()
-        matmul_1 = matmul_shape_stack_1.pop()
-        sum_1 = sum_shape_stack.pop()
         x = x_stack.pop()
-        dsum_2 = dh * (1.0 - h_2 * h_2)  # showcase.py:19
-        dsum_1 = unbroadcast(dsum_2, sum_1)
-        db += unbroadcast(dsum_2, b)
-        dmatmul = unbroadcast(dsum_1, matmul)
-        dU += matmul_grad_a(unbroadcast(dsum_1, matmul_1), U, x)
+        dmatmul = dh * (1.0 - h_2 * h_2)  # showcase.py:19
+        db += dmatmul
+        dU += matmul_grad_a(dmatmul, U, x)
         dW += matmul_grad_a(dmatmul, W, h)
         dh = matmul_grad_b(dmatmul, W, h)
     return (dW, dU, db)

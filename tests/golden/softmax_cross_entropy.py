@@ -11,10 +11,12 @@ def dsoftmax_cross_entropy_dlogits(logits, label, ddiff=1.0):
     exp = np.exp(z)  # showcase.py:25
     sum_1 = np.sum(exp)
     log = np.log(sum_1)
-    check_scalar(log - z[label], 'softmax_cross_entropy')
+    item = z[label]
+    check_scalar(log - item, 'softmax_cross_entropy')
     # backward sweep
-    dlogits = scatter(-ddiff, z, label)
-    dlogits += unreduce(unbroadcast(ddiff, log) / sum_1, exp, None, False) * exp
-    hit = logits == unreduce(max_1, logits, None, False)  # showcase.py:24
-    dlogits = dlogits + unreduce(unbroadcast(-dlogits, max_1) / np.sum(hit, None, keepdims=False), logits, None, False) * hit
+    dz = scatter(unbroadcast(-ddiff, item), z, label)
+    dz = add_grads(dz, unreduce(unbroadcast(ddiff, log) / sum_1, exp, None, False) * exp)
+    dlogits = unbroadcast(dz, logits)  # showcase.py:24
+    hit = logits == unreduce(max_1, logits, None, False)
+    dlogits = dlogits + unreduce(unbroadcast(-dz, max_1) / np.sum(hit, None, keepdims=False), logits, None, False) * hit
     return dlogits
