@@ -18,8 +18,6 @@ gradient on them (waiting for the result, for asynchronous tools).
   step count; the count is part of every timed call).
 """
 
-from __future__ import annotations
-
 import types
 from dataclasses import dataclass
 from typing import Callable

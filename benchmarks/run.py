@@ -12,36 +12,37 @@ hand-written one, and writes ``RESULTS.md`` and ``results.png``. See
 ``benchmarks/README.md`` for what each column means.
 """
 
+import argparse
+import contextlib
+import datetime
+import gc
+import importlib.metadata
+import math
 import os
+import platform
+import statistics
 import sys
+import time
+import tracemalloc
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, NamedTuple, Optional
 
 # Single-threaded runs: the BLAS libraries read these when they load, and
 # JAX sizes its thread pool by the CPUs the process may run on, so both are
-# settled before anything imports NumPy or JAX.
+# settled before anything imports NumPy or JAX. The process keeps the lowest
+# CPU it may run on: `taskset -c N python benchmarks/run.py` chooses another.
 for _variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_variable] = "1"
 if hasattr(os, "sched_setaffinity"):
     os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
 
-import argparse  # noqa: E402
-import contextlib  # noqa: E402
-import datetime  # noqa: E402
-import gc  # noqa: E402
-import math  # noqa: E402
-import platform  # noqa: E402
-import statistics  # noqa: E402
-import time  # noqa: E402
-import tracemalloc  # noqa: E402
-from dataclasses import dataclass, field  # noqa: E402
-from pathlib import Path  # noqa: E402
-from typing import Callable, Optional  # noqa: E402
-
-import numpy as np  # noqa: E402
-
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from benchmarks.peers import Prepared, available_peers  # noqa: E402
+import numpy as np  # noqa: E402  (after the thread settings above)
+
+from benchmarks.peers import Peer, Prepared, available_peers  # noqa: E402
 from benchmarks.workloads import WORKLOADS, Workload  # noqa: E402
 
 try:
@@ -52,21 +53,12 @@ except ImportError:
 FORWARD, HAND, S2SGRAD = "forward", "hand-written", "s2sgrad"
 MISMATCH_TOLERANCE = 1e-6
 LONG_CALL_SECONDS = 2.0
-
-
-@dataclass
-class Candidate:
-    """One way of computing a workload's forward value or its gradient."""
-
-    name: str
-    prepare: Callable[[Workload, tuple], Prepared]
-    compiles: bool = False
-    numpy_based: bool = False
+PEER_NAMES = [S2SGRAD, "autograd", "jax", "jax.jit", "torch"]
 
 
 @dataclass
 class Row:
-    """The measurements of one candidate on one workload."""
+    """The measurements of one tool on one workload."""
 
     tool: str
     seconds: Optional[float] = None
@@ -76,8 +68,18 @@ class Row:
     notes: list = field(default_factory=list)
 
 
+class _Timed(NamedTuple):
+    """A tool that ran, ready for the timed rounds."""
+
+    tool: Peer
+    prepared: Prepared
+    row: Row
+    first_seconds: float
+    repeat: int
+
+
 # --------------------------------------------------------------------------
-# Candidates
+# Tools
 # --------------------------------------------------------------------------
 
 def _prepare_forward(workload, args):
@@ -99,23 +101,23 @@ def _prepare_s2sgrad(workload, args):
     return Prepared(lambda: gradient(*args), to_numpy)
 
 
-def candidates(tools):
+def select_tools(names):
     """The forward, the hand-written adjoint, s2sgrad and the installed peers.
 
-    ``tools``, when given, keeps only those names (forward and hand-written
-    are always kept: the ratios are relative to them). Returns the candidates
-    and the reasons the missing peers are missing.
+    ``names``, when given, keeps only those tools (forward and hand-written
+    are always kept: the ratios are relative to them). Returns the tools and
+    the reasons the missing peers are missing.
     """
     peers, missing = available_peers()
     found = [
-        Candidate(FORWARD, _prepare_forward, numpy_based=True),
-        Candidate(HAND, _prepare_hand, numpy_based=True),
-        Candidate(S2SGRAD, _prepare_s2sgrad, compiles=True, numpy_based=True),
+        Peer(FORWARD, _prepare_forward, numpy_based=True),
+        Peer(HAND, _prepare_hand, numpy_based=True),
+        Peer(S2SGRAD, _prepare_s2sgrad, compiles=True, numpy_based=True),
+        *peers,
     ]
-    found += [Candidate(p.name, p.prepare, p.compiles, p.numpy_based) for p in peers]
-    if tools:
-        found = [c for c in found if c.name in (FORWARD, HAND, *tools)]
-        missing = {name: why for name, why in missing.items() if name in tools}
+    if names:
+        found = [tool for tool in found if tool.name in (FORWARD, HAND, *names)]
+        missing = {name: why for name, why in missing.items() if name in names}
     return found, missing
 
 
@@ -129,7 +131,13 @@ def _first_line(error: BaseException) -> str:
 
 
 def _max_rel_error(grads, reference) -> float:
-    """Largest over the gradients of max |g - ref| / max |ref|."""
+    """Largest over the gradients of max |g - ref| / max |ref|.
+
+    Infinite when the number or the shapes of the gradients are wrong.
+    """
+    if len(grads) != len(reference) or any(
+            np.shape(g) != np.shape(ref) for g, ref in zip(grads, reference)):
+        return math.inf
     errors = []
     for g, ref in zip(grads, reference):
         scale = np.max(np.abs(ref))
@@ -180,56 +188,58 @@ def _restore_inputs(args, snapshot) -> bool:
 
 def measure(workload: Workload, args: tuple, tools: list, rounds: int,
             min_sample_seconds: float) -> list:
-    """All measurements of one workload, a ``Row`` per candidate.
+    """All measurements of one workload, a ``Row`` per tool.
 
-    Each candidate is prepared and called once (warm-up, gradient check,
-    compile time), then timed: each round takes one sample of every
-    candidate, in an order that rotates from round to round; a sample
-    repeats the call enough times to last ``min_sample_seconds`` and is
-    divided by the repeat count.
+    Each tool is prepared and called once (warm-up, gradient check, compile
+    time), then timed: each round takes one sample of every tool, in an
+    order that rotates from round to round; a sample repeats the call enough
+    times to last ``min_sample_seconds`` and is divided by the repeat count.
     """
     snapshot = [np.copy(a) for a in args]
     rows, timed = [], []
     reference = None
-    for candidate in tools:
-        row = Row(candidate.name)
+    for tool in tools:
+        row = Row(tool.name)
         rows.append(row)
         try:
             start = time.perf_counter()
-            prepared = candidate.prepare(workload, args)
+            prepared = tool.prepare(workload, args)
             result = prepared.call()
             first = time.perf_counter() - start
             grads = prepared.to_numpy(result)
         except Exception as error:  # the row reports it; the run goes on
-            kind = "unsupported" if candidate.name == S2SGRAD else "failed"
+            kind = "unsupported" if tool.name == S2SGRAD else "failed"
             row.notes.append(f"{kind}: {_first_line(error)}")
             continue
-        if candidate.name == HAND:
+        if tool.name == HAND:
             reference = grads
-        elif candidate.name != FORWARD:
+        elif tool.name != FORWARD and reference is not None:
             row.max_rel_error = _max_rel_error(grads, reference)
             if not row.max_rel_error <= MISMATCH_TOLERANCE:
                 row.notes.append("gradient differs from the hand-written one")
         if not _restore_inputs(args, snapshot):
             row.notes.append("modified its inputs")
-        timed.append((candidate, prepared, row, first, _repeat_count(prepared, first, min_sample_seconds)))
+        repeat = _repeat_count(prepared, first, min_sample_seconds)
+        timed.append(_Timed(tool, prepared, row, first, repeat))
 
-    samples = {id(row): [] for _, _, row, _, _ in timed}
+    if not timed:
+        return rows
+    samples = {t.tool.name: [] for t in timed}
     for r in range(rounds):
         shift = r % len(timed)
-        for candidate, prepared, row, _, repeat in timed[shift:] + timed[:shift]:
+        for t in timed[shift:] + timed[:shift]:
             gc.collect()
             start = time.perf_counter()
-            for _ in range(repeat):
-                prepared.call()
-            samples[id(row)].append((time.perf_counter() - start) / repeat)
+            for _ in range(t.repeat):
+                t.prepared.call()
+            samples[t.tool.name].append((time.perf_counter() - start) / t.repeat)
 
-    for candidate, prepared, row, first, _ in timed:
-        row.seconds = statistics.median(samples[id(row)])
-        if candidate.compiles:
-            row.compile_seconds = max(0.0, first - row.seconds)
-        if candidate.numpy_based:
-            row.peak_bytes = _peak_bytes(prepared.call)
+    for t in timed:
+        t.row.seconds = statistics.median(samples[t.tool.name])
+        if t.tool.compiles:
+            t.row.compile_seconds = max(0.0, t.first_seconds - t.row.seconds)
+        if t.tool.numpy_based:
+            t.row.peak_bytes = _peak_bytes(t.prepared.call)
     return rows
 
 
@@ -273,8 +283,7 @@ def table_lines(results) -> list:
     ]
     for workload, rows in results:
         base = _by_tool(rows)
-        forward = base.get(FORWARD, Row(FORWARD)).seconds
-        hand = base.get(HAND, Row(HAND)).seconds
+        forward, hand = base[FORWARD].seconds, base[HAND].seconds
         for row in rows:
             error = "—" if row.max_rel_error is None else f"{row.max_rel_error:.1e}"
             lines.append(
@@ -288,15 +297,14 @@ def table_lines(results) -> list:
 
 def summary_lines(results, tools) -> list:
     """Time ÷ hand-written adjoint: one row per workload, one column per tool."""
-    names = [c.name for c in tools if c.name not in (FORWARD, HAND)]
+    names = [tool.name for tool in tools if tool.name not in (FORWARD, HAND)]
     lines = [
         "| workload | hand-written ÷ forward | " + " | ".join(names) + " |",
         "|---|--:|" + "--:|" * len(names),
     ]
     for workload, rows in results:
         base = _by_tool(rows)
-        hand = base[HAND].seconds if HAND in base else None
-        forward = base[FORWARD].seconds if FORWARD in base else None
+        forward, hand = base[FORWARD].seconds, base[HAND].seconds
         cells = [_ratio(base[n].seconds, hand) if n in base else "—" for n in names]
         lines.append(f"| {workload.key} {workload.name} | {_ratio(hand, forward)} | "
                      + " | ".join(cells) + " |")
@@ -304,7 +312,7 @@ def summary_lines(results, tools) -> list:
 
 
 def machine_line() -> str:
-    """CPU, Python, NumPy and its BLAS, and the peers' versions."""
+    """The CPU and its load, the OS, Python, NumPy and its BLAS, the peers' versions."""
     cpu = platform.processor() or platform.machine()
     with contextlib.suppress(OSError):
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -318,20 +326,19 @@ def machine_line() -> str:
                 blas = (f" ({info.get('internal_api')} {info.get('version')}, "
                         f"{info.get('architecture')}, {info.get('num_threads')} thread(s))")
                 break
+    if hasattr(os, "sched_getaffinity"):
+        cpu += f", {os.cpu_count()} CPUs (run pinned to CPU {min(os.sched_getaffinity(0))})"
+    if hasattr(os, "getloadavg"):
+        cpu += f", load average {os.getloadavg()[0]:.1f}"
     parts = [
-        f"{cpu}, {os.cpu_count()} CPUs (run pinned to one)",
+        cpu,
         f"{platform.system()} {platform.release()}",
         f"Python {platform.python_version()}",
         f"NumPy {np.__version__}{blas}",
     ]
     for module in ("autograd", "jax", "torch"):
-        if module in sys.modules:
-            version = getattr(sys.modules[module], "__version__", None)
-            if version is None:
-                with contextlib.suppress(Exception):
-                    from importlib.metadata import version as dist_version
-                    version = dist_version(module)
-            parts.append(f"{module} {version}")
+        if sys.modules.get(module) is not None:
+            parts.append(f"{module} {importlib.metadata.version(module)}")
     return "; ".join(parts)
 
 
@@ -369,17 +376,18 @@ def write_plot(path: Path, results, tools) -> bool:
         import matplotlib.pyplot as plt
     except ImportError:
         return False
-    names = [c.name for c in tools if c.name not in (FORWARD, HAND)]
+    names = [tool.name for tool in tools if tool.name not in (FORWARD, HAND)]
     width = 0.8 / max(1, len(names))
     fig, ax = plt.subplots(figsize=(max(6.0, 1.6 * len(results)), 4.5))
     for n, name in enumerate(names):
         xs, ratios = [], []
         for w, (_, rows) in enumerate(results):
             base = _by_tool(rows)
-            if name in base and base[name].seconds and HAND in base and base[HAND].seconds:
+            if name in base and base[name].seconds and base[HAND].seconds:
                 xs.append(w + (n - (len(names) - 1) / 2) * width)
                 ratios.append(base[name].seconds / base[HAND].seconds)
-        ax.bar(xs, ratios, width, label=name)
+        if ratios:
+            ax.bar(xs, ratios, width, label=name, color=f"C{n}")
     ax.axhline(1.0, color="black", linewidth=1, linestyle="--", label="hand-written adjoint")
     ax.set_yscale("log")
     ax.set_xticks(range(len(results)))
@@ -414,13 +422,16 @@ def parse_args(argv=None):
     parser.add_argument("--quick", action="store_true",
                         help="small variants, 3 rounds: a smoke run (written to benchmarks/out/)")
     parser.add_argument("--rounds", type=int, help="rounds to take the median of (default 5; 3 with --quick)")
-    parser.add_argument("--workloads", nargs="+", metavar="KEY", help="only these workloads (W1 ... W6)")
-    parser.add_argument("--tools", nargs="+", metavar="NAME",
+    parser.add_argument("--workloads", nargs="+", metavar="KEY", choices=[w.key for w in WORKLOADS],
+                        help="only these workloads (W1 ... W6)")
+    parser.add_argument("--tools", nargs="+", metavar="NAME", choices=PEER_NAMES,
                         help="only these tools besides forward and hand-written "
-                             "(s2sgrad autograd jax jax.jit torch)")
+                             f"({' '.join(PEER_NAMES)})")
     parser.add_argument("--out", type=Path,
                         help="where RESULTS.md and results.png go (default benchmarks/, or benchmarks/out/ with --quick)")
     options = parser.parse_args(argv)
+    if options.rounds is not None and options.rounds < 1:
+        parser.error("--rounds must be at least 1")
     if options.rounds is None:
         options.rounds = 3 if options.quick else 5
     if options.out is None:
@@ -431,9 +442,11 @@ def parse_args(argv=None):
 def main(argv=None) -> int:
     options = parse_args(argv)
     workloads = [w for w in WORKLOADS if not options.workloads or w.key in options.workloads]
-    tools, missing = candidates(options.tools)
+    tools, missing = select_tools(options.tools)
     limit = threadpoolctl.threadpool_limits(1) if threadpoolctl else contextlib.nullcontext()
     min_sample = 0.02 if options.quick else 0.1
+    for name, why in missing.items():
+        print(f"{name}: not installed ({why})")
 
     results = []
     with limit:

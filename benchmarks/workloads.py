@@ -8,19 +8,21 @@ Each workload has
 * a hand-written *adjoint*: the gradient of the loss with respect to the
   ``wrt`` arguments, returned as a tuple in ``wrt`` order. It is the limit a
   generated gradient is measured against, so it is written as well as a
-  careful person would: explicit stacks for loop values, pre-allocated
-  buffers, backward work batched into single array operations where the
-  algebra allows. Its forward sweep performs the same operations as the
-  forward function, in the same order (so it computes the same values and
-  the same trip counts), and keeps only what the backward sweep reads;
+  careful person would. Its forward sweep performs the same operations as
+  the forward function, in the same order (so it computes the same values
+  and the same trip counts), and keeps only what the backward sweep reads,
+  in lists or pre-allocated arrays. Its backward sweep is a loop over the
+  recorded steps in reverse, with what does not depend on the adjoint
+  hoisted out of it: per-step factors are formed for all steps in one array
+  operation before the loop, contributions to a loop-invariant's gradient
+  are summed in one matrix product after it, and buffers it owns are
+  updated in place;
 * ``make_inputs(small=False)``: the arguments, from a fixed seed. ``small=True``
   gives a reduced variant (fewer steps, smaller arrays) for tests and smoke
   runs.
 
 ``WORKLOADS`` lists them in order; ``BY_KEY`` maps "W1".."W6" to them.
 """
-
-from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Callable
@@ -69,7 +71,13 @@ def scalar_loop(x, n):
 
 
 def scalar_loop_adjoint(x, n):
-    """Gradient of ``scalar_loop`` with respect to ``x``."""
+    """Gradient of ``scalar_loop`` with respect to ``x``.
+
+    Step k maps y to sin(y) x + 0.5 y + 0.25: it adds dy sin(y_k) to dx and
+    multiplies dy by cos(y_k) x + 0.5. That factor does not depend on dy, so
+    it is formed for all steps in one array operation; the backward loop is
+    left with two float operations per step.
+    """
     ys = []
     sines = []
     y = x
@@ -79,11 +87,12 @@ def scalar_loop_adjoint(x, n):
         sines.append(s)
         y = s * x + 0.5 * y + 0.25
 
+    factors = (np.cos(ys) * x + 0.5).tolist()
     dx = 0.0
     dy = 1.0
-    for y, s in zip(reversed(ys), reversed(sines)):
+    for factor, s in zip(reversed(factors), reversed(np.array(sines).tolist())):
         dx += dy * s
-        dy = dy * (np.cos(y) * x + 0.5)
+        dy *= factor
     return (dx + dy,)
 
 
@@ -124,9 +133,9 @@ def rnn_adjoint(W, U, b, xs):
     da = 1.0 - hs[1:] ** 2
     WT = W.T
     dh = 2.0 * h
-    for t in range(steps - 1, 0, -1):
-        da[t] *= dh
-        dh = WT @ da[t]
+    for da_t in da[:0:-1]:  # steps T-1 .. 1; step 0 needs no dh after it
+        da_t *= dh
+        dh = WT @ da_t
     da[0] *= dh
     return da.T @ hs[:-1], da.T @ xs, da.sum(axis=0)
 
@@ -300,13 +309,14 @@ def ode_adjoint(A, y0, t_end, h0):
 
     dt = np.array(dts)
     g = (1.0 - np.square(fs)) * dt[:, None]  # row k becomes d loss / d (A y_k)
-    step_term = (-2.0 / h0) * dt * dt
+    step_terms = ((-2.0 / h0) * dt * dt).tolist()
     AT = A.T
     gy = 2.0 * y
-    for k in range(len(ys) - 1, -1, -1):
-        gk = g[k]
+    for gk, f, y, c in zip(g[::-1], reversed(fs), reversed(ys), reversed(step_terms)):
+        dt_term = c * (gy @ f)
         gk *= gy
-        gy = gy + AT @ gk + (step_term[k] * (gy @ fs[k])) * ys[k]
+        gy += AT @ gk
+        gy += dt_term * y
     return (g.T @ np.array(ys),)
 
 

@@ -18,6 +18,7 @@ import copy
 import inspect
 from dataclasses import dataclass
 
+from . import primitives
 from .errors import S2SGradError
 from .ir import Const, Op, Var, atom_expr
 from .rules.registry import Rule
@@ -95,12 +96,12 @@ def _target_atom(target, bindings):
     return None
 
 
-def expand(rule: Rule, op: Op, result: str, adjoint: ast.expr, is_active, names, same_shape=None,
+def expand(rule: Rule, op: Op, result: str, adjoint: ast.expr, is_active, names, shapes=None,
            fold: bool = True) -> list:
     """The statements and `Contribution`s that apply `rule` at `op` (whose value is named `result`).
 
-    `same_shape(atom, result)` says whether an argument certainly has the result's shape;
-    ``unbroadcast`` is left out where it does.
+    With `shapes` (a `shapes.Shapes`), ``unbroadcast`` is left out where an argument certainly
+    has the result's shape, and written as a plain sum where the argument's shape is known.
     """
     bindings = bind(rule, op)
     temps = {}
@@ -127,8 +128,8 @@ def expand(rule: Rule, op: Op, result: str, adjoint: ast.expr, is_active, names,
                 continue
             if is_active(atom):
                 expr = substitute.visit(copy.deepcopy(stmt.value))
-                if same_shape is not None:
-                    expr = _Unbroadcast(lambda a: same_shape(a, result)).visit(expr)
+                if shapes is not None:
+                    expr = _Unbroadcast(shapes, result).visit(expr)
                 steps.append(Contribution(atom, expr))
         else:
             steps.append(substitute.visit(copy.deepcopy(stmt)))
@@ -178,20 +179,51 @@ class _FoldConstants(ast.NodeTransformer):
 
 
 class _Unbroadcast(ast.NodeTransformer):
-    """``unbroadcast(g, x)`` -> ``g`` where x certainly has the result's shape."""
+    """Use what is known of shapes: ``unbroadcast(g, x)`` -> ``g`` where x certainly has the result's
+    shape, ``np.sum(g)`` where x is a scalar, ``sum_to(g, (3, 1))`` where x's shape is known;
+    ``unreduce(g, x, None, False)`` -> ``np.broadcast_to(g, (3, 4))`` where x's shape is known."""
 
-    def __init__(self, same):
-        self.same = same
+    def __init__(self, shapes, result: str):
+        self.shapes = shapes
+        self.result = result
 
     def visit_Call(self, node):
         self.generic_visit(node)
-        if isinstance(node.func, ast.Name) and node.func.id == "unbroadcast" and len(node.args) == 2:
-            like = node.args[1]
-            atom = Var(like.id) if isinstance(like, ast.Name) else \
-                Const(like.value) if isinstance(like, ast.Constant) else None
-            if atom is not None and self.same(atom):
+        if not isinstance(node.func, ast.Name) or len(node.args) < 2:
+            return node
+        like = node.args[1]
+        atom = Var(like.id) if isinstance(like, ast.Name) else \
+            Const(like.value) if isinstance(like, ast.Constant) else None
+        if atom is None:
+            return node
+        if node.func.id == "unbroadcast" and len(node.args) == 2:
+            if self.shapes.same(atom, self.result):
                 return node.args[0]
+            shape = self.shapes.concrete(atom)
+            if shape == () and self.shapes.concrete(Var(self.result)) is not None:
+                return _np_call("sum", node.args[0])
+            if shape is not None:
+                return ast.Call(ast.Name("sum_to", ast.Load()), [node.args[0], primitives.constant(shape)], [])
+        if node.func.id == "unreduce" and len(node.args) == 4 and _is_none(node.args[2]) \
+                and _is_false(node.args[3]):
+            shape = self.shapes.concrete(atom)
+            if shape == ():
+                return node.args[0]
+            if shape is not None:
+                return _np_call("broadcast_to", node.args[0], primitives.constant(shape))
         return node
+
+
+def _np_call(name, *args):
+    return ast.Call(ast.Attribute(ast.Name("np", ast.Load()), name, ast.Load()), list(args), [])
+
+
+def _is_none(node) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def _is_false(node) -> bool:
+    return isinstance(node, ast.Constant) and node.value is False
 
 
 def _drop_unused(steps: list) -> list:

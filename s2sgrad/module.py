@@ -39,7 +39,7 @@ def kind_of(value):
         return SEQ
     if isinstance(value, (float, int, complex, np.number)):
         return SCALAR
-    if isinstance(value, np.ndarray):
+    if isinstance(value, np.ndarray) and value.ndim:
         return value.shape
     return TENSOR
 

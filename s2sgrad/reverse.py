@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import ast
 import inspect
+
+import numpy as np
 from dataclasses import dataclass, field
 
 from . import primitives
@@ -264,9 +266,10 @@ class Reverse:
                 f"register one with @s2sgrad.adjoint({value.name or name}), or wrap the argument in "
                 "s2sgrad.stop_gradient(...) if no gradient should flow through it")
         out = []
-        same_shape = self.analysis.shapes.same if self.optimize else None
+        shapes = self.analysis.shapes if self.optimize else None
         reuse = _Reuse(self.computed)
-        for step in expand(rule, value, target, dtarget, self.is_active, self.names, same_shape, self.optimize):
+        steps = expand(rule, value, target, dtarget, self.is_active, self.names, shapes, self.optimize)
+        for step in _merge_twins(steps) if self.optimize else steps:
             if isinstance(step, Contribution):
                 out += self.contribute(step.atom, reuse.visit(step.expr), origin)
             else:
@@ -529,6 +532,19 @@ class Reverse:
         return loop.checkpoint if loop.checkpoint is not None else self.checkpoint
 
 
+def _merge_twins(steps: list) -> list:
+    """Two equal contributions to one name (``x * x``) become one: ``d[x] = 2 * e``."""
+    out = []
+    for step in steps:
+        twin = next((s for s in out if isinstance(step, Contribution) and isinstance(s, Contribution)
+                     and s.atom == step.atom and ast.dump(s.expr) == ast.dump(step.expr)), None)
+        if twin is not None:
+            twin.expr = ast.BinOp(ast.Constant(2), ast.Mult(), twin.expr)
+        else:
+            out.append(step)
+    return out
+
+
 def _computed(block: list) -> dict:
     """The pure expressions the function's top level computes, and the names that hold them."""
     out = {}
@@ -554,12 +570,22 @@ class _Reuse(ast.NodeTransformer):
         return super().generic_visit(node)
 
 
+FRESH_RESULTS = {"matmul_grad_a", "matmul_grad_b", "zeros_like", "tensordot_grad_a", "tensordot_grad_b"}
+
+
 def _may_alias(expr: ast.expr) -> bool:
-    """Could `expr` be its argument itself (the seed, another adjoint, a user's array)?"""
-    if isinstance(expr, (ast.Name, ast.Subscript)):
-        return True
-    return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and \
-        expr.func.id in ("unbroadcast", "unreduce", "grad_or_zeros", "densify", "add_grads")
+    """Could `expr` be an existing array (the seed, another adjoint, a user's array, a read-only view)?
+    Only arithmetic and calls known to allocate their result are certainly new."""
+    if isinstance(expr, (ast.BinOp, ast.UnaryOp)):
+        return False
+    if isinstance(expr, ast.Call):
+        func = expr.func
+        if isinstance(func, ast.Name):
+            return func.id not in FRESH_RESULTS
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "np":
+            return not (isinstance(getattr(np, func.attr, None), np.ufunc)
+                        or func.attr in ("sum", "dot", "outer", "matmul", "einsum"))
+    return True
 
 
 def _reads(stmts: list) -> set[str]:

@@ -16,7 +16,7 @@ import numpy as np
 from .errors import NonScalarOutput
 
 __all__ = [
-    "Stack", "SparseGrad", "Like", "like", "unbroadcast", "unreduce", "zeros_like", "complete",
+    "Stack", "SparseGrad", "Like", "like", "sum_to", "unbroadcast", "unreduce", "zeros_like", "complete",
     "scatter", "seq_scatter", "add_grads", "densify", "while_loop", "if_else",
     "setitem", "list_append", "check_scalar", "assert_true", "written", "Checkpoints", "Work", "copy_state", "unstack", "grad_or_zeros", "matmul_grad_a", "matmul_grad_b",
     "tensordot_grad_a", "tensordot_grad_b", "einsum_grad", "unconcatenate", "untile", "unrepeat",
@@ -93,6 +93,17 @@ def unbroadcast(g, x):
             g = g.sum(axis=axis, keepdims=True)
     if not isinstance(x, np.ndarray):
         return g.item() if g.ndim == 0 and isinstance(x, (float, int)) else g
+    return g
+
+
+def sum_to(g, shape):
+    """Sum `g` over its broadcast axes down to `shape` (``unbroadcast`` with the shape known)."""
+    g = np.asarray(g)
+    while g.ndim > len(shape):
+        g = g.sum(axis=0)
+    for axis, size in enumerate(shape):
+        if size == 1 and g.shape[axis] != 1:
+            g = g.sum(axis=axis, keepdims=True)
     return g
 
 

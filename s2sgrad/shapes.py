@@ -97,9 +97,9 @@ class Shapes:
         if fn is np.where and len(args) == 3 and not kwargs:
             return self.broadcast([self.of(a) for a in args])
         if fn in (operator.matmul, np.matmul, np.dot) and len(args) == 2 and not kwargs:
-            return _matmul(self.concrete(args[0]), self.concrete(args[1])) or self.fresh()
+            return _known(_matmul(self.concrete(args[0]), self.concrete(args[1])), self)
         if fn in REDUCTIONS and len(args) == 1 and set(kwargs) <= {"axis", "keepdims"}:
-            return self.reduction(args[0], kwargs) or self.fresh()
+            return _known(self.reduction(args[0], kwargs), self)
         if fn in ALLOCATIONS and args:
             shape = self.known_value(args[0])
             shape = (shape,) if isinstance(shape, int) else shape
@@ -112,7 +112,7 @@ class Shapes:
             shape = self.concrete(args[0])
             return shape[::-1] if shape is not None else self.fresh()
         if fn in (operator.getitem,) and len(args) == 2:
-            return self.getitem(args[0], args[1]) or self.fresh()
+            return _known(self.getitem(args[0], args[1]), self)
         if getattr(fn, "__module__", None) == "math" or fn is builtins.float:
             return ()
         return self.fresh()
@@ -151,11 +151,12 @@ class Shapes:
         shape = self.concrete(atom)
         if shape is None:
             return None
-        value = self.known_value(index)
-        if value is None and isinstance(index, Const):
+        if isinstance(index, Const):
             value = index.value
-        if value is None and self.is_int(index):
-            return shape[1:] if shape else None
+        else:
+            value = self.known_value(index)
+            if value is None:
+                return shape[1:] if shape and self.is_int(index) else None
         if isinstance(value, (int, slice, type(None), type(Ellipsis))) or isinstance(value, tuple) and all(
                 isinstance(v, (int, slice, type(None), type(Ellipsis))) for v in value):
             try:
@@ -254,6 +255,11 @@ class Shapes:
                 self.ints.add(r)
         for p in loop.params:                 # values change from trip to trip
             self.value.pop(p, None)
+
+
+def _known(shape, shapes: Shapes):
+    """`shape`, or a fresh token where it is unknown (None; the empty shape () is a known one)."""
+    return shapes.fresh() if shape is None else shape
 
 
 def _matmul(a, b):

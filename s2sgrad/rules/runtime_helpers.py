@@ -14,7 +14,7 @@ These helpers have no adjoint rule: reverse mode over generated code is not supp
 """
 from .. import runtime
 from ..runtime import (add_grads, broadcast_like, complete, densify, einsum_grad, einsum_grad_tangent, grad_or_zeros,
-                       matmul_grad_a, matmul_grad_b, scatter, seq_scatter, stack_pop, stack_push, tensordot_grad_a,
+                       matmul_grad_a, matmul_grad_b, scatter, seq_scatter, stack_pop, stack_push, sum_to, tensordot_grad_a,
                        tensordot_grad_b, unbroadcast, unconcatenate, undiagonal, unreduce, unrepeat, unstack, untake,
                        untile, written)
 from .registry import d, nondifferentiable, tangent
@@ -27,6 +27,11 @@ nondifferentiable(*[getattr(runtime, name) for name in ("zeros_like", "check_sca
 @tangent(unbroadcast)
 def unbroadcast(y, g, x):
     d[y] = unbroadcast(d[g], x)
+
+
+@tangent(sum_to)
+def sum_to(y, g, shape):
+    d[y] = sum_to(d[g], shape)
 
 
 @tangent(unreduce)

@@ -22,10 +22,9 @@ def drnn_loss_dW_U_b(W, U, b, xs, dsum=1.0):
         x_stack.push(x)
         h = h_2  # showcase.py:18
         trips += 1
-    power = h ** 2  # showcase.py:20
-    check_scalar(np.sum(power), 'rnn_loss')
+    check_scalar(np.sum(h ** 2), 'rnn_loss')  # showcase.py:20
     # backward sweep
-    dh = unreduce(dsum, power, None, False) * 2 * h
+    dh = np.broadcast_to(dsum, (4,)) * 2 * h
     dU = zeros_like(U)  # showcase.py:18
     dW = zeros_like(W)
     db = zeros_like(b)
