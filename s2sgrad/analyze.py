@@ -41,21 +41,23 @@ class Analysis:
 def analyze(fn: Function, wrt: list[str], arg_kinds: dict[str, str] | None = None) -> Analysis:
     """Activity, kinds and shapes of every name in `fn`, differentiating with respect to `wrt`.
 
-    `arg_kinds` maps parameters to "scalar", "seq", "tensor" or an array's shape (default "tensor").
+    `arg_kinds` maps parameters to "int", "scalar", "seq", "tensor" or an array's shape (default "tensor").
     """
     analysis = Analysis()
     kinds = analysis.kind
-    known_shapes = {}
+    known_shapes, ints = {}, set()
     for param in fn.params:
         kind = (arg_kinds or {}).get(param, TENSOR)
-        if kind == SCALAR:
+        if kind in (SCALAR, INT):
             known_shapes[param] = ()
+            if kind == INT:
+                ints.add(param)
             kind = TENSOR
         elif isinstance(kind, tuple):           # an array of this shape
             known_shapes[param] = kind
             kind = TENSOR
         kinds[param] = kind
-    analysis.shapes = Shapes(known_shapes)
+    analysis.shapes = Shapes(known_shapes, ints=ints)
     analysis.shapes.block(fn.body)
     _kinds(fn.body, kinds)
     _specialize(fn.body, kinds)
@@ -219,6 +221,7 @@ def _in(atom, names) -> bool:
 
 
 SCALAR = "scalar"
+INT = "int"
 
 
-__all__ = ["Analysis", "analyze", "differentiable", "TENSOR", "SEQ", "UNKNOWN", "SCALAR"]
+__all__ = ["Analysis", "analyze", "differentiable", "TENSOR", "SEQ", "UNKNOWN", "SCALAR", "INT"]

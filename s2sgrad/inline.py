@@ -200,9 +200,9 @@ class _Unbroadcast(ast.NodeTransformer):
             if self.shapes.same(atom, self.result):
                 return node.args[0]
             shape = self.shapes.concrete(atom)
-            if shape == () and self.shapes.concrete(Var(self.result)) is not None:
-                return _np_call("sum", node.args[0])
-            if shape is not None:
+            if shape is not None and self.shapes.concrete(Var(self.result)) is not None:
+                if shape == ():
+                    return _np_call("sum", node.args[0])
                 return ast.Call(ast.Name("sum_to", ast.Load()), [node.args[0], primitives.constant(shape)], [])
         if node.func.id == "unreduce" and len(node.args) == 4 and _is_none(node.args[2]) \
                 and _is_false(node.args[3]):

@@ -14,7 +14,7 @@ import os
 import numpy as np
 
 from . import ir, runtime, schedules
-from .analyze import SCALAR, SEQ, TENSOR, analyze
+from .analyze import INT, SCALAR, SEQ, TENSOR, analyze
 from .codegen import comment_line, compile_module, fold, render
 from .coalesce import coalesce
 from .errors import NonScalarOutput, S2SGradError, UnsupportedSyntax
@@ -33,10 +33,12 @@ SCHEDULES_IMPORT = "from s2sgrad.schedules import Online, Periodic, Revolve\n"
 
 
 def kind_of(value):
-    """What generated code is specialized on: "scalar", "seq" (a list, tuple or dict), an array's shape,
-    or "tensor" (anything else)."""
+    """What generated code is specialized on: "int", "scalar", "seq" (a list, tuple or dict), an array's
+    shape, or "tensor" (anything else)."""
     if isinstance(value, (list, tuple, dict)):
         return SEQ
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return INT
     if isinstance(value, (float, int, complex, np.number)):
         return SCALAR
     if isinstance(value, np.ndarray) and value.ndim:
@@ -81,7 +83,7 @@ class GradientModule:
     def gradient(self, fn, wrt: list[str], mode: str, arg_kinds=None, name: str | None = None) -> ast.FunctionDef:
         """The gradient function: forward sweep, backward sweep, gradients of `wrt` returned."""
         self.in_progress.append((id(fn), None))
-        lowered, names = self.prepare(fn, [p for p, k in (arg_kinds or {}).items() if k == SCALAR])
+        lowered, names = self.prepare(fn, [p for p, k in (arg_kinds or {}).items() if k in (SCALAR, INT)])
         analysis = analyze(lowered, list(wrt), arg_kinds)
         self.origin = f"{os.path.basename(lowered.source.filename)}:{lowered.name}"
         sweeps = Reverse(lowered, wrt, analysis, self, names, self.checkpoint, self.optimize).run()

@@ -39,10 +39,10 @@ INT_FUNCTIONS = {operator.add, operator.sub, operator.mul, operator.floordiv, op
 class Shapes:
     """Shape tokens and known integer values of the names of one lowered function."""
 
-    def __init__(self, known: dict, values: dict | None = None):
+    def __init__(self, known: dict, values: dict | None = None, ints=()):
         self.token: dict = dict(known)        # name -> tuple (concrete shape) or int (class id)
         self.value: dict = dict(values or {})  # name -> int or tuple of ints, where known
-        self.ints: set = {n for n, v in self.value.items() if isinstance(v, int)}
+        self.ints: set = {n for n, v in self.value.items() if isinstance(v, int)} | set(ints)
         self.count = 0
 
     # ---------------------------------------------------------------- queries
