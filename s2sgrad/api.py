@@ -45,6 +45,9 @@ def recompute(g: Callable) -> Callable:
         ... def block(h, W):
         ...     return np.tanh(W @ h)
     """
+    if not inspect.isfunction(g):
+        raise S2SGradError(f"recompute needs a Python function (defined with def), not {g!r}",
+                           hint="wrap the call in a function of your own and mark that one")
     g.__s2sgrad_recompute__ = True
     return g
 

@@ -212,7 +212,9 @@ class Desugar:
     def checkpoint_marker(self, node):
         """``s2sgrad.checkpointed(x, schedule)`` in a loop header: (x, the schedule expression)."""
         from .api import checkpointed
-        if isinstance(node, gast.Call) and len(node.args) == 2 and not node.keywords:
+        arguments = list(node.args) + [k.value for k in node.keywords if k.arg == "schedule"] \
+            if isinstance(node, gast.Call) else []
+        if isinstance(node, gast.Call) and len(arguments) == 2 and len(node.args) + len(node.keywords) == 2:
             func = node.func
             path = []
             while isinstance(func, gast.Attribute):
@@ -223,7 +225,7 @@ class Desugar:
                 for attr in reversed(path):
                     value = getattr(value, attr, None)
                 if value is checkpointed:
-                    return node.args[0], node.args[1]
+                    return arguments[0], arguments[1]
         return node, None
 
     def iteration(self, iterable, count: str, hint: str):

@@ -35,13 +35,14 @@ import numpy as np
 from . import primitives
 from .analyze import SCALAR, Analysis, analyze
 from .errors import NoDerivativeRule, UnsupportedSyntax
+from .forward_tidy import drop_dead_tangents, unpack_tuples
 from .inplace import MUTATIONS, in_place_writes
 from .ir import Assign, Const, Function, If, Op, Var, While, atom_expr, value_expr
 from .lower import LiftedFunction, Lowerer
 from .module import GradientModule
 from .relower import is_generated, parse_generated
 from .reverse import is_user_function
-from .rules import is_nondifferentiable, tangent_rule_for
+from .rules import tangent_rule_for
 from .tangent_inline import expand_tangent
 
 # Calls whose result is a new buffer, never one of their arguments (so the generated code may write it in place).
@@ -90,6 +91,11 @@ def _is_fresh(expr: ast.expr) -> bool:
     return False
 
 
+def identifier(text: str) -> str:
+    """`text` as a Python name: ``jvp_<lambda>_x`` -> ``jvp_lambda_x``."""
+    return re.sub(r"\W+", "", text)
+
+
 def tangent_hint(name: str) -> str:
     """How the tangent of `name` is called: ``dx`` for ``x`` (and for its versions ``x_1``, ``x_2``)."""
     return "d" + re.sub(r"_\d+$", "", name)
@@ -128,7 +134,7 @@ class Forward:
         result = atom_expr(self.fn.result)
         tangent = self.tangent_of(self.fn.result)
         tangent = tangent if tangent is not None else _zeros_like(self.fn.result)
-        _drop_dead_tangents(body, _reads([ast.Expr(result), ast.Expr(tangent)]),
+        drop_dead_tangents(body, _reads([ast.Expr(result), ast.Expr(tangent)]),
                             set(self.tangents.values()) | self.rule_temporaries)
         return TangentCode(body, result, tangent, params)
 
@@ -146,8 +152,13 @@ class Forward:
         return None
 
     def materialized(self, atom) -> ast.expr:
+        """The tangent of `atom`, zeros where it is zero (``0.0`` for a scalar)."""
         tangent = self.tangent_of(atom)
-        return tangent if tangent is not None else _zeros_like(atom)
+        if tangent is not None:
+            return tangent
+        if isinstance(atom, Var) and self.analysis.shapes.of(atom) == SCALAR:
+            return ast.Constant(0.0)
+        return _zeros_like(atom)
 
     def set_tangent(self, name: str, expr: ast.expr | None, loc, owned: bool | None = None) -> list:
         """``dname = expr``; a None `expr` leaves the tangent zero."""
@@ -234,7 +245,7 @@ class Forward:
 
     def is_call(self, op: Op) -> bool:
         """Is `op` a call of a user function (transformed itself, not applied by a rule)?"""
-        return is_user_function(op.fn) and tangent_rule_for(op.fn) is None and not is_nondifferentiable(op.fn)
+        return is_user_function(op.fn) and tangent_rule_for(op.fn) is None
 
     def call(self, stmt: Assign) -> list:
         op, target, loc = stmt.value, stmt.target, stmt.loc
@@ -280,13 +291,14 @@ class Forward:
         """The loop with the tangents of its active variables carried beside them."""
         carried = [k for k, p in enumerate(loop.params) if p in self.active]
         params = list(loop.params) + [self.tangent_name(loop.params[k]) for k in carried]
-        out = [_assign(p, atom_expr(i), loop.loc) for p, i in zip(loop.params, loop.inits)]
-        for k in carried:
+        out = []
+        for k in carried:                       # before the loop variables, so that each can share its init's name
             param, init = loop.params[k], loop.inits[k]
             out.append(_assign(self.tangent_name(param), self.materialized(init), loop.loc))
             owned = self.tangent_of(init) is None or init.name in self.owned
             if owned and _keeps_buffer(loop.body_outs[k], param, loop.body):
                 self.owned.add(param)
+        out += [_assign(p, atom_expr(i), loop.loc) for p, i in zip(loop.params, loop.inits)]
         body = self.block(loop.cond)
         body.append(_origin(ast.If(ast.UnaryOp(ast.Not(), atom_expr(loop.test)), [ast.Break()], []), loop.loc))
         body += self.block(loop.body)
@@ -329,133 +341,6 @@ def _keeps_buffer(out, param: str, body: list) -> bool:
     return isinstance(out, Var)
 
 
-def _drop_dead_tangents(body: list, roots: set[str], removable: set[str]) -> None:
-    """Remove the statements that compute only `removable` names nothing needs (a tangent of a value
-    read only for its shape, say). Needed: what `roots` and the statements that stay read."""
-    needed = set(roots)
-    pending = []                                        # (names a statement computes, names it reads)
-    for stmt, targets in _statements(body, removable):
-        if targets is None:
-            needed |= _reads([stmt])
-        else:
-            pending.append((targets, _reads([stmt])))
-    grew = True
-    while grew:
-        grew = False
-        for targets, reads in pending:
-            if targets & needed and not reads <= needed:
-                needed |= reads
-                grew = True
-    _sweep(body, removable - needed)
-
-
-def _statements(block: list, removable: set[str]):
-    """Each simple statement with the removable names it computes (None: it must stay); compound
-    statements contribute their headers (which must stay) and their blocks."""
-    for stmt in block:
-        if isinstance(stmt, (ast.If, ast.While)):
-            yield ast.Expr(stmt.test), None
-            for inner in (stmt.body, stmt.orelse):
-                yield from _statements(inner, removable)
-        elif isinstance(stmt, ast.Assign) and _is_parallel(stmt):
-            for target, value in zip(stmt.targets[0].elts, stmt.value.elts):
-                name = target.id if isinstance(target, ast.Name) else None
-                yield ast.Expr(value), ({name} if name in removable else None)
-        else:
-            written = _written(stmt)
-            yield stmt, (written if written and written <= removable else None)
-
-
-def _is_parallel(stmt: ast.Assign) -> bool:
-    return len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Tuple) and isinstance(stmt.value, ast.Tuple) \
-        and len(stmt.targets[0].elts) == len(stmt.value.elts)
-
-
-def _written(stmt) -> set[str]:
-    """The names a simple statement assigns or writes into (``d[i] = v``, ``d.append(v)``)."""
-    if isinstance(stmt, ast.Assign):
-        return {n.id for t in stmt.targets for n in ast.walk(t) if isinstance(n, ast.Name)
-                and (isinstance(n.ctx, ast.Store) or isinstance(t, ast.Subscript) and n is t.value)}
-    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Attribute) \
-            and stmt.value.func.attr == "append" and isinstance(stmt.value.func.value, ast.Name):
-        return {stmt.value.func.value.id}
-    return set()
-
-
-def _sweep(block: list, dead: set[str]) -> None:
-    kept = []
-    for stmt in block:
-        if isinstance(stmt, (ast.If, ast.While)):
-            _sweep(stmt.body, dead)
-            _sweep(stmt.orelse, dead)
-            stmt.body = stmt.body or [ast.Pass()]
-        elif isinstance(stmt, ast.Assign) and _is_parallel(stmt):
-            pairs = [(t, v) for t, v in zip(stmt.targets[0].elts, stmt.value.elts)
-                     if not (isinstance(t, ast.Name) and t.id in dead)]
-            if not pairs:
-                continue
-            stmt.targets[0].elts, stmt.value.elts = [t for t, _ in pairs], [v for _, v in pairs]
-        elif _written(stmt) and _written(stmt) <= dead:
-            continue
-        kept.append(stmt)
-    block[:] = kept
-
-
-def _unpack_tuples(node) -> None:
-    """``t = stack_pop(s); s = t[0]; v = t[1]`` -> ``s, v = stack_pop(s)``, where `t` is read nowhere else
-    (for values whose length is known: a tuple display, or what ``stack_pop`` returns)."""
-    uses: dict[str, int] = {}
-    for n in ast.walk(node):
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
-            uses[n.id] = uses.get(n.id, 0) + 1
-    for block in [getattr(n, f, None) for n in ast.walk(node) for f in ("body", "orelse")]:
-        if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
-            _unpack_in_block(block, uses)
-
-
-def _tuple_length(value: ast.expr) -> int | None:
-    if isinstance(value, ast.Tuple):
-        return len(value.elts)
-    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "stack_pop":
-        return 2
-    return None
-
-
-def _unpack_in_block(block: list, uses: dict) -> None:
-    i = 0
-    while i < len(block):
-        stmt = block[i]
-        length = _tuple_length(stmt.value) if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
-            and isinstance(stmt.targets[0], ast.Name) else None
-        if length is None or uses.get(stmt.targets[0].id) != length:
-            i += 1
-            continue
-        tuple_name = stmt.targets[0].id
-        parts: dict[int, int] = {}                     # element -> position of ``x = t[element]`` in the block
-        for j in range(i + 1, len(block)):
-            later = block[j]
-            if isinstance(later, ast.Assign) and len(later.targets) == 1 and isinstance(later.targets[0], ast.Name) \
-                    and isinstance(later.value, ast.Subscript) and isinstance(later.value.value, ast.Name) \
-                    and later.value.value.id == tuple_name and isinstance(later.value.slice, ast.Constant):
-                parts[later.value.slice.value] = j
-        if sorted(parts) != list(range(length)) or not all(_untouched(block, i, j, parts) for j in parts.values()):
-            i += 1
-            continue
-        targets = [block[parts[k]].targets[0] for k in range(length)]
-        stmt.targets = [ast.Tuple(targets, ast.Store())]
-        for j in sorted(parts.values(), reverse=True):
-            del block[j]
-        i += 1
-
-
-def _untouched(block: list, start: int, end: int, parts: dict) -> bool:
-    """Is the name assigned at block[end] neither read nor written between block[start] and block[end]?"""
-    name = block[end].targets[0].id
-    between = [s for k, s in enumerate(block[start + 1:end], start + 1) if k not in parts.values()]
-    return all(name not in _reads([s]) and name not in {n.id for n in ast.walk(s) if isinstance(n, ast.Name)
-                                                          and isinstance(n.ctx, ast.Store)} for s in between)
-
-
 # ---------------------------------------------------------------- assembling a module
 
 def _function(name: str, params: list[str], body: list) -> ast.FunctionDef:
@@ -492,7 +377,7 @@ class ForwardModule(GradientModule):
 
     def tidy(self, node: ast.FunctionDef, names, keep=frozenset()) -> ast.FunctionDef:
         """Unpack tuples read element by element, then fold and merge names as for gradients."""
-        _unpack_tuples(node)
+        unpack_tuples(node)
         return super().tidy(node, names, keep)
 
     def jvp(self, fn, wrt: list[str], arg_kinds=None, name: str | None = None) -> ast.FunctionDef:
@@ -502,7 +387,7 @@ class ForwardModule(GradientModule):
             or f"{os.path.basename(lowered.source.filename)}:{lowered.name}"
         analysis = analyze(lowered, list(wrt), arg_kinds)
         code = Forward(lowered, list(wrt), analysis, self, names, self.hint).run()
-        fn_name = self.names.take(name or f"jvp_{lowered.name}_{'_'.join(wrt)}")
+        fn_name = self.names.take(name or identifier(f"jvp_{lowered.name}_{'_'.join(wrt)}"))
         body = [*code.body, ast.Return(ast.Tuple([code.result, code.tangent], ast.Load()))]
         node = self.tidy(_function(fn_name, list(lowered.params) + code.tangent_params, body), names)
         self.functions.append(node)
@@ -534,4 +419,4 @@ class ForwardModule(GradientModule):
         return fn_name
 
 
-__all__ = ["Forward", "ForwardModule", "TangentCode", "tangent_hint"]
+__all__ = ["Forward", "ForwardModule", "TangentCode", "identifier", "tangent_hint"]

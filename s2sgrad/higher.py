@@ -26,7 +26,7 @@ import numpy as np
 from .analyze import SCALAR
 from .api import _call_values, _check_differentiable, _parameters, generated, wrt_names
 from .errors import S2SGradError
-from .forward import ForwardModule, tangent_hint
+from .forward import ForwardModule, identifier, tangent_hint
 from .module import kind_of
 
 _CACHE: dict = {}
@@ -97,7 +97,7 @@ def _hvp_function(f, names: list[str], kinds: tuple, verbose: bool):
     """Forward mode over the generated gradient: ``name(*args, seed, *directions) -> (gradient, H @ direction)``."""
     gradient = generated(f, names, "grad", kinds)
     return forward_generated(gradient, names, kinds + (SCALAR,), verbose, dot_hint,
-                             f"hvp_{f.__name__}_{'_'.join(names)}")
+                             identifier(f"hvp_{f.__name__}_{'_'.join(names)}"))
 
 
 def hvp(f: Callable | None = None, wrt=0, *, verbose: bool = False) -> Callable:
@@ -180,7 +180,7 @@ def grad_of_grad(f: Callable, inner=0, outer=0) -> Callable:
                                "a scalar to be differentiated by grad", hint="use s2sgrad.hvp or s2sgrad.hessian")
         gradient = generated(f, [outer_name], "grad", kinds)
         fn = forward_generated(gradient, [inner_name], kinds + (SCALAR,), False, dot_hint,
-                               f"d2{f.__name__}_d{outer_name}_d{inner_name}")
+                               identifier(f"d2{f.__name__}_d{outer_name}_d{inner_name}"))
         _, out = fn(*values, 1.0, 1.0)
         return out
 

@@ -116,9 +116,36 @@ def _is_known_fresh(fn) -> bool:
 SHAPE_ONLY = {"unbroadcast": 1, "scatter": 1, "unreduce": 1, "zeros_like": 0, "grad_or_zeros": 1}
 
 
+def _without_plumbing(code: list) -> list:
+    """The statements, less those marked as passing the current state around (checkpointing)."""
+    import ast
+    kept = []
+    for stmt in code:
+        if getattr(stmt, "plumbing", False):
+            continue
+        for field in ("body", "orelse"):
+            inner = getattr(stmt, field, None)
+            if isinstance(inner, list) and any(getattr(s, "plumbing", False) for s in ast.walk(stmt)):
+                stmt = _copy_without(stmt)
+                break
+        kept.append(stmt)
+    return kept
+
+
+def _copy_without(stmt):
+    import copy
+    clone = copy.copy(stmt)
+    for field in ("body", "orelse"):
+        inner = getattr(stmt, field, None)
+        if isinstance(inner, list):
+            setattr(clone, field, _without_plumbing(inner))
+    return clone
+
+
 def value_reads(code: list) -> set[str]:
     """Names the code reads for their values, not only for their shapes."""
     import ast
+    code = _without_plumbing(code)
     shape_only = set()
     for stmt in code:
         for node in ast.walk(stmt):
@@ -133,7 +160,7 @@ def value_reads(code: list) -> set[str]:
 def in_place_writes(fn, backward: list) -> set[str]:
     """The names of the written objects (sources of setitem/list_append) that may be written in place."""
     import ast
-    all_reads = {n.id for stmt in backward for n in ast.walk(stmt)
+    all_reads = {n.id for stmt in _without_plumbing(backward) for n in ast.walk(stmt)
                  if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
     lists = _safe(fn, all_reads, _Aliases(deep=False), primitives.list_append)
     arrays = _safe(fn, value_reads(backward), _Aliases(deep=True), primitives.setitem)

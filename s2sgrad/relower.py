@@ -60,6 +60,7 @@ class GeneratedFunction(ParsedFunction):
 
 def parse_generated(fn) -> GeneratedFunction:
     """Parse the generated function `fn`, with its stacks made functional and its lines mapped to the user's."""
+    _register(fn)
     parsed = parse_function(fn)
     tree = _CopiedWrites().visit(_FunctionalStacks().visit(parsed.tree))
     _define_before_branches(tree)
@@ -67,6 +68,15 @@ def parse_generated(fn) -> GeneratedFunction:
     return GeneratedFunction(parsed.fn, tree, parsed.filename, parsed.line_offset, parsed.col_offset,
                              parsed.globals, parsed.closure, _origins(parsed.filename),
                              f"{header['origin']} via {tree.name}" if header else tree.name)
+
+
+def _register(fn) -> None:
+    """Put `fn`'s module text (its ``source`` attribute) back into linecache under its file name: another
+    module generated since (for other argument kinds) may have taken the same name."""
+    source = getattr(fn, "source", None)
+    if isinstance(source, str):
+        filename = inspect.unwrap(fn).__code__.co_filename
+        linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
 
 
 def _origins(filename: str) -> dict:

@@ -404,6 +404,7 @@ class Reverse:
         advance_loop = _origin(ast.For(_store("_"), _call("range", _attr(work, "steps")), [], [], None), loop.loc)
         handback = ast.Assign([ast.Attribute(_name(driver), "state", ast.Store())],
                               ast.Tuple([_name(p) for p in loop.params], ast.Load()))
+        handback.plumbing = True          # hands the current state back: not a read of an earlier version
 
         def fill():
             record_loop.body = self.loop_trip(loop, record=True)

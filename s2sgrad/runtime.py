@@ -503,33 +503,36 @@ class Checkpoints:
         self.state = None
         self.position = 0
         self._tracker = schedule.start() if trips is None else None
-        self._plan = iter(schedule.plan(int(trips))) if trips is not None else None
-        self._next = next(self._plan, None) if self._plan is not None else None
+        self._plan = iter(schedule.plan(max(int(trips), 0))) if trips is not None else None
+        self._pending: list = []           # the plan's first actions after its forward part
+        self._forward_done = trips is not None and trips <= 0
         self._advancing = 0
 
     def step(self, state) -> None:
         """The forward sweep is about to run the step at the current position from `state`."""
-        from .schedules import Advance, Free, Reverse, Snapshot
+        from .schedules import Advance, Free, Snapshot
         if self._tracker is not None:
             snapshot = self._tracker.step()
             if snapshot is not None:
                 self.slots[snapshot.slot] = copy_state(state)
         elif self._advancing:
             self._advancing -= 1
-        else:
-            while isinstance(self._next, (Snapshot, Free)):
-                if isinstance(self._next, Snapshot):
-                    self.slots[self._next.slot] = copy_state(state)
-                else:
-                    self.slots.pop(self._next.slot, None)
-                self._next = next(self._plan, None)
-            if isinstance(self._next, Advance):
-                self._advancing = self._next.steps - 1
-                self._next = next(self._plan, None)
-            elif isinstance(self._next, Reverse):
-                self.state = copy_state(state)        # resume the plan here in the backward sweep
-                self._resume = self._next
-                self._next = "done"
+        elif not self._forward_done:
+            for action in self._plan:
+                if isinstance(action, Snapshot):
+                    self.slots[action.slot] = copy_state(state)
+                elif isinstance(action, Free):
+                    self.slots.pop(action.slot, None)
+                elif isinstance(action, Advance):
+                    self._advancing = action.steps - 1     # this step is the first of them
+                    break
+                else:                                      # Reverse or Restore: the forward part is over
+                    self.state = copy_state(state)
+                    self._pending = [action]
+                    self._forward_done = True
+                    break
+            else:
+                self._forward_done = True
         self.position += 1
 
     def backward(self):
@@ -538,11 +541,7 @@ class Checkpoints:
         if self._tracker is not None:
             actions = self._tracker.reverse()
         else:
-            def rest():
-                if self._next == "done":
-                    yield self._resume
-                    yield from self._plan
-            actions = rest()
+            actions = (a for part in (self._pending, self._plan) for a in part)
         for action in actions:
             if isinstance(action, Snapshot):
                 self.slots[action.slot] = copy_state(self.state)

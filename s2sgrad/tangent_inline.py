@@ -1,9 +1,9 @@
 """Inline a forward-mode (tangent) rule at one call site, with zero tangents simplified away.
 
-    >>> rule = tangent_rule_for(operator.mul)          # d[y] = d[a] * b + a * d[b]     # doctest: +SKIP
-    >>> tangent = {"a": ast.Name("da", ast.Load())}
+    >>> rule = tangent_rule_for(operator.mul)                 # d[y] = d[a] * b + a * d[b]
+    >>> tangents = {"a": ast.Name("da", ast.Load())}          # b has no tangent
     >>> expansion = expand_tangent(rule, Op(operator.mul, [Var("a"), Var("b")]), "y",
-    ...                            lambda atom: tangent.get(atom.name), Names())
+    ...                            lambda atom: tangents.get(atom.name), Names())
     >>> ast.unparse(expansion.value)
     'da * b'
 
@@ -15,8 +15,8 @@ inactive value). Zeros are simplified symbolically: ``0 * e``, ``0 / e``,
 does not simplify away becomes ``zeros_like(x)`` (``0.0`` where NumPy
 broadcasts it: the branches of ``np.where``, the value of ``setitem``).
 
-Where the call left a parameter at its default, the call that applies the
-primitive's linear map to a tangent leaves it out too (``np.sum(dx)``, not
+A parameter the call left at its default is left out of the template's calls
+too, where the function called has the same default (``np.sum(dx)``, not
 ``np.sum(dx, axis=None, keepdims=False)``).
 """
 from __future__ import annotations
@@ -182,6 +182,8 @@ class _Simplify(ast.NodeTransformer):
             if _is_zero(left):
                 survivor = right if isinstance(op, ast.Add) else ast.UnaryOp(ast.USub(), right)
                 return self.drop_zero_term(survivor)
+            if isinstance(op, ast.Add) and _commuted_products(left, right):
+                return ast.BinOp(ast.BinOp(ast.Constant(2.0), ast.Mult(), left.left), ast.Mult(), left.right)
         elif isinstance(op, (ast.Mult, ast.MatMult)) and (_is_zero(left) or _is_zero(right)):
             return _zero_like(node)
         elif isinstance(op, (ast.Div, ast.FloorDiv)) and _is_zero(left):
@@ -266,6 +268,12 @@ class _Simplify(ast.NodeTransformer):
         return node
 
 
+def _commuted_products(left, right) -> bool:
+    """``a * b`` and ``b * a`` (the tangent of ``x * x``)."""
+    return all(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult) for n in (left, right)) \
+        and ast.dump(left.left) == ast.dump(right.right) and ast.dump(left.right) == ast.dump(right.left)
+
+
 _BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
            ast.Pow: operator.pow}
 _UNKNOWN = object()
@@ -343,8 +351,7 @@ def _leave_out_defaults(call: ast.Call, trusted: bool) -> None:
     positional = [p for p in parameters or [] if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     while call.args and isinstance(call.args[-1], _Default):
         index = len(call.args) - 1
-        if not omissible(positional[index] if index < len(positional) else None, call.args[-1]) \
-                and not (parameters is None and trusted):
+        if not omissible(positional[index] if index < len(positional) else None, call.args[-1]):
             break
         call.args.pop()
 

