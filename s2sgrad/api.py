@@ -95,6 +95,8 @@ def wrt_names(f, wrt: Wrt) -> tuple[list[str], bool]:
 
 
 def _check_differentiable(f, name: str, value) -> None:
+    if type(value) is float or isinstance(value, np.ndarray) and value.dtype.kind in "fc":
+        return
     leaves = []
 
     def walk(v):
@@ -165,6 +167,9 @@ def _call_values(f, args, kwargs) -> list:
 def _make(f, wrt: Wrt, mode: str, verbose: bool, options: dict):
     names, many = wrt_names(f, wrt)
     params = _parameters(f)
+    positions = [params.index(name) for name in names]
+    signature = inspect.signature(f)
+    compiled: dict = {}                     # argument kinds -> generated function
 
     @functools.wraps(f)
     def derivative(*args, **kwargs):
@@ -173,11 +178,17 @@ def _make(f, wrt: Wrt, mode: str, verbose: bool, options: dict):
             if not args:
                 raise S2SGradError("vjp functions take the output's adjoint as their last argument")
             args, seed = args[:-1], args[-1:]
-        values = _call_values(f, args, kwargs)
-        for name in names:
-            _check_differentiable(f, name, values[params.index(name)])
-        kinds = tuple(kind_of(v) for v in values)
-        fn = generated(f, names, mode, kinds, verbose, **options)
+        if kwargs or len(args) != len(params):
+            bound = signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            args = tuple(bound.arguments.values())
+        for name, k in zip(names, positions):
+            _check_differentiable(f, name, args[k])
+        kinds = tuple(map(kind_of, args))
+        fn = compiled.get(kinds)
+        if fn is None:
+            fn = compiled[kinds] = generated(f, names, mode, kinds, verbose, **options)
+        values = args
         try:
             out = fn(*values, *seed)
         except NonScalarOutput as error:

@@ -1,7 +1,7 @@
 """Read generated gradient code back in, so that it can be differentiated again (forward over reverse).
 
 A generated gradient is plain Python registered in `linecache`, so it parses
-like a user's function. Two things set it apart:
+like a user's function. What sets it apart is rewritten before lowering:
 
 - its stacks are objects changed by methods, which lowering does not take; they
   become calls of runtime helpers that have tangent rules, so that a stack of
@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 import gast
 
-from .errors import Location
+from .errors import Location, UnsupportedSyntax
 from .parse import ParsedFunction, parse_function
 
 GENERATED_PREFIX = "<s2sgrad "
@@ -50,11 +50,13 @@ class GeneratedFunction(ParsedFunction):
     """A parsed generated function whose statements are located at the user's lines they came from."""
 
     origins: dict = field(default_factory=dict, repr=False)    # generated line -> the user's Location
-    origin: str = ""                                           # the user's function, as ``file.py:name``
+    origin: str = ""                                           # ``file.py:f via df_dx``
 
     def location(self, node) -> Location:
+        """The user's line the statement came from (its function's first line if no comment names one)."""
         line = (getattr(node, "lineno", None) or self.tree.lineno) + self.line_offset
-        first = min(self.origins.items(), default=(None, None))[1]
+        start = self.tree.lineno + self.line_offset
+        first = next((self.origins[k] for k in sorted(self.origins) if k >= start), None)
         return self.origins.get(line) or first or super().location(node)
 
 
@@ -62,12 +64,25 @@ def parse_generated(fn) -> GeneratedFunction:
     """Parse the generated function `fn`, with its stacks made functional and its lines mapped to the user's."""
     _register(fn)
     parsed = parse_function(fn)
+    _refuse_checkpoints(parsed)
     tree = _CopiedWrites().visit(_FunctionalStacks().visit(parsed.tree))
     _define_before_branches(tree)
     header = _HEADER.match(linecache.getline(parsed.filename, 1))
     return GeneratedFunction(parsed.fn, tree, parsed.filename, parsed.line_offset, parsed.col_offset,
                              parsed.globals, parsed.closure, _origins(parsed.filename),
                              f"{header['origin']} via {tree.name}" if header else tree.name)
+
+
+def _refuse_checkpoints(parsed: ParsedFunction) -> None:
+    """A checkpointed loop's gradient drives its sweeps through a `Checkpoints` object, which has no
+    forward-mode form."""
+    for node in gast.walk(parsed.tree):
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and node.func.id == "Checkpoints":
+            origins = _origins(parsed.filename)
+            line = node.lineno + parsed.line_offset
+            raise UnsupportedSyntax("second derivatives of a checkpointed loop are not supported",
+                                    origins.get(line), "remove the sg.checkpointed(...) marker (or the checkpoint "
+                                                       "option) when computing Hessian-vector products")
 
 
 def _register(fn) -> None:
