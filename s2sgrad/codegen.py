@@ -152,6 +152,8 @@ def _while_condition(loop: ast.While) -> None:
 # ---------------------------------------------------------------- printing
 
 def _comment(stmt, previous) -> str:
+    if getattr(stmt, "note", None):
+        return f"  # {stmt.note}"
     origin = getattr(stmt, "origin", None)
     if origin is None:
         return ""

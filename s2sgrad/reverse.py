@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import os
 
 import numpy as np
 from dataclasses import dataclass, field
@@ -102,6 +103,7 @@ class Reverse:
         self.deferred: list = []                # code to fill in once in-place writes are decided
         self.branches = 0                       # depth of branches being reversed
         self.shape_only: set[str] = set()       # pushed names the backward sweep reads only the shape of
+        self.stack_notes: dict[str, str] = {}   # stack -> why the backward sweep needs what it holds
         self.wrt = wrt
         self.analysis = analysis
         self.active = analysis.active
@@ -233,6 +235,7 @@ class Reverse:
             for name in needed:
                 hint = f"{_base(name)}_shape_stack" if name in self.shape_only else f"{_base(name)}_stack"
                 stack = self.stacks.setdefault(name, self.names.fresh(hint))
+                self.stack_notes.setdefault(stack, _why_kept(name, out, name in self.shape_only))
                 owner.append(stack)
                 pops.append(_assign(name, ast.Call(ast.Attribute(_name(stack), "pop", ast.Load()), [], [])))
             out = pops + out
@@ -274,6 +277,8 @@ class Reverse:
                 out += self.contribute(step.atom, reuse.visit(step.expr), origin)
             else:
                 out.append(_origin(reuse.visit(step), origin))
+        for statement in out:
+            statement.rule = _rule_label(fn, value.name)
         return out
 
     def backward_call(self, stmt: Assign, dtarget: ast.expr) -> list:
@@ -414,7 +419,7 @@ class Reverse:
                                         loop.loc)]
         body = [_assign_tuple(state, _attr(work, "state"), loop.loc),
                 ast.If(_attr(work, "reverse"), reverse, [advance_loop, handback])]
-        stacks = [_assign(s, _call("Stack"), loop.loc) for s in dict.fromkeys(self.stack_owner.get(id(loop), []))]
+        stacks = [self.declare(s, loop.loc) for s in dict.fromkeys(self.stack_owner.get(id(loop), []))]
         out = stacks + [_origin(ast.For(_store(work), ast.Call(_attr(driver, "backward"), [], []), body, [], None),
                                 loop.loc)]
         for k in carried:
@@ -526,11 +531,49 @@ class Reverse:
         out += [_assign(r, _name(p), loop.loc) for r, p in zip(loop.results, loop.params)]
         stacks = self.stack_owner.get(id(loop), []) if record and not driver else []
         if stacks:
-            out = [_assign(s, _call("Stack"), loop.loc) for s in dict.fromkeys(stacks)] + out
+            out = [self.declare(s, loop.loc) for s in dict.fromkeys(stacks)] + out
         return out
+
+    def declare(self, stack: str, origin) -> ast.stmt:
+        """``y_stack = Stack()``, with a comment saying which adjoint reads what it holds."""
+        statement = _assign(stack, _call("Stack"), origin)
+        statement.note = self.stack_notes.get(stack)
+        return statement
 
     def schedule_of_checkpointed(self, loop: While):
         return loop.checkpoint if loop.checkpoint is not None else self.checkpoint
+
+
+OPERATOR_SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "pow": "**", "matmul": "@",
+                    "neg": "unary -", "getitem": "indexing", "seq_getitem": "indexing", "setitem": "an indexed write",
+                    "list_append": "append"}
+
+
+def _rule_label(fn, name=None) -> str:
+    """How a comment names a primitive: ``np.sin``, ``*``, ``indexing``."""
+    dotted = primitives.python_name(fn) or name or getattr(fn, "__name__", "?")
+    return OPERATOR_SYMBOLS.get(dotted.split(".")[-1] if dotted.startswith(("operator.",)) or
+                                dotted in OPERATOR_SYMBOLS else dotted, dotted)
+
+
+def _why_kept(name: str, code: list, shape_only: bool) -> str:
+    """Which adjoint reads `name` (the first in `code`), for the comment on its stack."""
+    for statement in code:
+        for node in ast.walk(statement):
+            if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == name:
+                where = f" at {os.path.basename(node.origin.filename)}:{node.origin.line}" \
+                    if getattr(node, "origin", None) else ""
+                return f"which branch was taken{where}"
+            if isinstance(node, ast.For) and any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node.iter)):
+                return "the trip count of an inner loop"
+            rule = getattr(node, "rule", None)
+            if rule and any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+                            for n in ast.walk(node)):
+                where = f" ({os.path.basename(node.origin.filename)}:{node.origin.line})" \
+                    if getattr(node, "origin", None) else ""
+                what = "its shape" if shape_only else "it"
+                return f"the adjoint of {rule}{where} reads {what}"
+    return "the backward sweep reads it" if not shape_only else "the backward sweep reads its shape"
 
 
 def _merge_twins(steps: list) -> list:

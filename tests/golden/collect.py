@@ -8,8 +8,8 @@ def dcollect_dx(x, n, dsum=1.0):
     # forward sweep
     hs = []  # showcase.py:41
     h = x  # showcase.py:42
-    h_shape_stack = Stack()  # showcase.py:43
-    tanh_stack = Stack()
+    h_shape_stack = Stack()  # the adjoint of append (showcase.py:45) reads its shape
+    tanh_stack = Stack()  # the adjoint of np.tanh (showcase.py:44) reads it
     t = 0
     trips = 0
     while t < n:

@@ -24,7 +24,7 @@ def block_primal(h, W):
 def ddeep_dx_W(x, W, dsum=1.0):
     # forward sweep
     h = x  # showcase.py:55
-    h_stack = Stack()  # showcase.py:56
+    h_stack = Stack()  # the backward sweep reads it
     layer = 0
     trips = 0
     while layer < 4:

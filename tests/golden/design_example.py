@@ -8,8 +8,8 @@ def ddesign_example_dx(x, n, dy=1.0):
     # forward sweep
     y = x  # showcase.py:8
     i = 0  # showcase.py:9
-    sin_stack = Stack()  # showcase.py:10
-    y_stack = Stack()
+    sin_stack = Stack()  # the adjoint of * (showcase.py:11) reads it
+    y_stack = Stack()  # the adjoint of np.sin (showcase.py:11) reads it
     trips = 0
     while i < n:
         y_stack.push(y)

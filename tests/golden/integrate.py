@@ -21,8 +21,8 @@ def dintegrate_dy0_A(y0, A, n, dsum=1.0):
     # backward sweep
     dy = 2 * (np.broadcast_to(dsum, (3,)) * y)
     dA = zeros_like(A)  # showcase.py:63
-    tanh_stack = Stack()
-    y_stack = Stack()
+    tanh_stack = Stack()  # the adjoint of np.tanh (showcase.py:64) reads it
+    y_stack = Stack()  # the adjoint of @ (showcase.py:64) reads it
     for work in checkpoints.backward():
         t, y = work.state  # showcase.py:63
         if work.reverse:

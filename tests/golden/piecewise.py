@@ -7,11 +7,11 @@ from s2sgrad.runtime import *
 def dpiecewise_dx(x, k, ds=1.0):
     # forward sweep
     s = 0.0  # showcase.py:29
-    prod_stack = Stack()  # showcase.py:30
-    test_stack = Stack()
-    i_stack = Stack()
-    s_stack = Stack()
-    test_stack_1 = Stack()
+    prod_stack = Stack()  # the adjoint of np.sin (showcase.py:32) reads it
+    test_stack = Stack()  # which branch was taken at showcase.py:33
+    i_stack = Stack()  # the adjoint of * (showcase.py:32) reads it
+    s_stack = Stack()  # the adjoint of * (showcase.py:36) reads it
+    test_stack_1 = Stack()  # which branch was taken at showcase.py:31
     i_count = 0
     broke = False
     trips = 0

@@ -8,9 +8,9 @@ def drnn_loss_dW_U_b(W, U, b, xs, dsum=1.0):
     # forward sweep
     h = np.zeros(np.shape(W)[0])  # showcase.py:17
     x_trips = len(xs)  # showcase.py:18
-    h_stack = Stack()
-    h_stack_1 = Stack()
-    x_stack = Stack()
+    h_stack = Stack()  # the adjoint of @ (showcase.py:19) reads it
+    h_stack_1 = Stack()  # the adjoint of np.tanh (showcase.py:19) reads it
+    x_stack = Stack()  # the adjoint of @ (showcase.py:19) reads it
     x_count = 0
     trips = 0
     while x_count < x_trips:
