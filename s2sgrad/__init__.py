@@ -9,14 +9,15 @@
 from .api import check_grad, checkpointed, grad, recompute, source, stop_gradient, value_and_grad, vjp
 from .errors import (NoDerivativeRule, NonScalarOutput, S2SGradError, SourceNotFound, UnsupportedSyntax,
                      WrtError)
-from .rules import adjoint, d
+from .higher import hessian, hvp, jvp
+from .rules import adjoint, d, tangent
 from .schedules import Online, Periodic, Revolve
 
 __version__ = "0.1.0"
 
 __all__ = [
     "grad", "value_and_grad", "vjp", "source", "check_grad", "stop_gradient", "recompute", "checkpointed",
-    "adjoint", "d",
+    "jvp", "hvp", "hessian", "adjoint", "tangent", "d",
     "Periodic", "Revolve", "Online",
     "S2SGradError", "UnsupportedSyntax", "NoDerivativeRule", "NonScalarOutput", "WrtError", "SourceNotFound",
 ]

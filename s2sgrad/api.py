@@ -201,6 +201,7 @@ def _make(f, wrt: Wrt, mode: str, verbose: bool, options: dict):
         return out
 
     derivative.__wrapped__ = f
+    derivative.s2sgrad_gradient_of = (f, names[0]) if mode == "grad" and not many else None
     return derivative
 
 
@@ -214,6 +215,10 @@ def grad(f: Callable | None = None, wrt: Wrt = 0, *, verbose: bool = False, **op
     """
     if f is None:
         return lambda g: grad(g, wrt, verbose=verbose, **options)
+    inner = getattr(f, "s2sgrad_gradient_of", None)
+    if inner is not None:                      # grad(grad(f)): forward mode over the generated gradient
+        from .higher import grad_of_grad
+        return grad_of_grad(*inner, outer=wrt)
     return _make(f, wrt, "grad", verbose, options)
 
 
@@ -239,10 +244,14 @@ def source(f: Callable, wrt: Wrt = 0, *, mode: str = "grad", stage: str = "gradi
     given, are example arguments (lists and tuples of arrays are specialized on).
     """
     f = getattr(f, "__wrapped__", f)
-    if stage == "lowered":
-        return lowered_source(f)
-    names, _ = wrt_names(f, wrt)
+    if mode in ("forward", "hvp"):
+        from .higher import source as higher_source
+        return higher_source(f, wrt, mode=mode, args=args)
     kinds = tuple(kind_of(v) for v in _call_values(f, args, {})) if args is not None else ()
+    if stage == "lowered":
+        scalars = [p for p, k in zip(_parameters(f), kinds) if k in ("scalar", "int")]
+        return lowered_source(f, scalars)
+    names, _ = wrt_names(f, wrt)
     return generated(f, names, mode, kinds, **options).source
 
 

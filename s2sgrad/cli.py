@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     show = commands.add_parser("show", help="print the generated source of FILE.py:function")
     show.add_argument("target", help="FILE.py:function")
     show.add_argument("--wrt", default="0", help="argument indices or names, comma-separated (default 0)")
-    show.add_argument("--mode", default="grad", choices=["grad", "value_and_grad", "vjp"])
+    show.add_argument("--mode", default="grad", choices=["grad", "value_and_grad", "vjp", "forward", "hvp"])
     show.add_argument("--stage", default="gradient", choices=["gradient", "lowered"],
                       help="'lowered' prints the functional control-flow form")
     args = parser.parse_args(argv)

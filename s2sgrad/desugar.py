@@ -196,6 +196,8 @@ class Desugar:
         hint = loop.target.id if isinstance(loop.target, gast.Name) else "item"
         count = self.names.reserve(f"{hint}_count")
         loop.iter, schedule = self.checkpoint_marker(loop.iter)
+        self.rebound = {n.id for s in loop.body for n in gast.walk(s)
+                        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
         setup, stop, element = self.iteration(loop.iter, count, hint)
         test = gast.Compare(left=_name(count), ops=[gast.Lt()], comparators=[stop])
         step = _assign(count, gast.BinOp(left=_name(count), op=gast.Add(), right=_const(1)))
@@ -231,7 +233,8 @@ class Desugar:
     def iteration(self, iterable, count: str, hint: str):
         """Set-up statements, the trip count, and the element for counter `count`."""
         def held(expr, what):
-            if isinstance(expr, (gast.Name, gast.Constant)):
+            # Python evaluates the iterable once: a name the body rebinds must be held apart
+            if isinstance(expr, gast.Constant) or isinstance(expr, gast.Name) and expr.id not in self.rebound:
                 return [], expr
             name = self.names.reserve(f"{hint}_{what}")
             return [_assign(name, expr)], _name(name)

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import primitives
-from .analyze import SCALAR, Analysis, analyze
+from .analyze import INT, SCALAR, Analysis, analyze
 from .errors import NoDerivativeRule, UnsupportedSyntax
 from .forward_tidy import drop_dead_tangents, unpack_tuples
 from .inplace import MUTATIONS, in_place_writes
@@ -382,7 +382,7 @@ class ForwardModule(GradientModule):
 
     def jvp(self, fn, wrt: list[str], arg_kinds=None, name: str | None = None) -> ast.FunctionDef:
         """``name(*params, *tangents of wrt) -> (value, tangent of value)`` for `fn`."""
-        lowered, names = self.prepare(fn, [p for p, k in (arg_kinds or {}).items() if k == SCALAR])
+        lowered, names = self.prepare(fn, [p for p, k in (arg_kinds or {}).items() if k in (SCALAR, INT)])
         self.origin = getattr(lowered.source, "origin", "") \
             or f"{os.path.basename(lowered.source.filename)}:{lowered.name}"
         analysis = analyze(lowered, list(wrt), arg_kinds)

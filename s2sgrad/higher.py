@@ -23,7 +23,7 @@ from typing import Callable
 
 import numpy as np
 
-from .analyze import SCALAR
+from .analyze import SCALAR, TENSOR
 from .api import _call_values, _check_differentiable, _parameters, generated, wrt_names
 from .errors import S2SGradError
 from .forward import ForwardModule, identifier, tangent_hint
@@ -197,7 +197,7 @@ def source(f: Callable, wrt=0, *, mode: str = "forward", args=None) -> str:
     if mode == "forward":
         return forward_generated(f, names, kinds).source
     if mode == "hvp":
-        return _hvp_function(f, names, kinds or (None,) * len(_parameters(f)), False).source
+        return _hvp_function(f, names, kinds or (TENSOR,) * len(_parameters(f)), False).source
     raise S2SGradError(f"unknown mode {mode!r}: expected 'forward' or 'hvp'")
 
 

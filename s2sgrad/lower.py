@@ -41,7 +41,7 @@ METHODS = {
     "conj": np.conj, "repeat": np.repeat, "nonzero": np.nonzero,
 }
 VARARG_METHODS = {"reshape", "transpose"}
-VIEW_METHODS = {"reshape", "transpose", "ravel", "squeeze", "swapaxes", "view", "T"}          # x.reshape(2, 3) means np.reshape(x, (2, 3))
+VIEW_METHODS = {"reshape", "transpose", "ravel", "squeeze", "swapaxes", "view", "T", "real", "imag"}          # x.reshape(2, 3) means np.reshape(x, (2, 3))
 ATTRIBUTES = {"T": np.transpose, "shape": np.shape, "ndim": np.ndim, "size": np.size,
               "real": np.real, "imag": np.imag}
 
@@ -83,10 +83,13 @@ def lower_function(fn, scalars=()) -> tuple[Function, Names]:
     return lowerer.function(), lowerer.names
 
 
-def lowered_source(fn) -> str:
-    """The lowered form of `fn` as runnable Python, with the nested defs it calls (lifted) first."""
+def lowered_source(fn, scalars=()) -> str:
+    """The lowered form of `fn` as runnable Python, with the nested defs it calls (lifted) first.
+
+    `scalars` names parameters known to hold scalars (so that ``+=`` on them is no in-place change).
+    """
     from .ir import If, While, to_source
-    lowered, _ = lower_function(fn)
+    lowered, _ = lower_function(fn, scalars)
     parts, seen = [], set()
 
     def lifted_in(block):
@@ -177,18 +180,62 @@ class Lowerer:
             return self.is_scalar(node.operand)
         if isinstance(node, gast.Call):
             callee = self.value_kind(node.func)
-            return isinstance(callee, Global) and (callee.value is float or
-                                                   getattr(callee.value, "__module__", None) == "math")
+            if not isinstance(callee, Global):
+                return False
+            if callee.value is float or getattr(callee.value, "__module__", None) == "math":
+                return True
+            return isinstance(callee.value, np.ufunc) and not node.keywords and \
+                all(self.is_scalar(a) for a in node.args)
         return False
 
     def share(self, user_name: str, node) -> None:
         """After ``user_name = <node>``: if node is another local (or a view of one), they share an object."""
-        while isinstance(node, (gast.Subscript, gast.Attribute)) or (
+        while isinstance(node, gast.Subscript) or (
+                isinstance(node, gast.Attribute) and node.attr in VIEW_METHODS) or (
                 isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
                 and node.func.attr in VIEW_METHODS):
             node = node.value if not isinstance(node, gast.Call) else node.func.value
         if isinstance(node, gast.Name) and node.id in self.groups and node.id != user_name:
             self.groups[user_name] = self.groups[node.id]
+
+    def scalar_loop_variables(self, loop, carried) -> set:
+        """The loop variables that hold scalars on every trip: scalars on entry, and assigned only
+        scalar expressions in the body (assuming the same of the others)."""
+        assigned = set(_stored_names(loop.body))
+        candidates = {n for n in carried if n in self.scalars} | {n for n in assigned if n not in carried}
+        saved = self.scalars
+        while candidates:
+            self.scalars = saved | candidates
+            dropped = set()
+            for node in gast.walk(loop):
+                if isinstance(node, gast.Assign):
+                    targets = [t.id for t in node.targets if isinstance(t, gast.Name)]
+                    if any(t in candidates for t in targets) and (
+                            len(node.targets) != 1 or not self.is_scalar(node.value)):
+                        dropped |= set(targets) & candidates
+                    for t in node.targets:
+                        if not isinstance(t, gast.Name):
+                            dropped |= {n.id for n in gast.walk(t) if isinstance(n, gast.Name)} & candidates
+                elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name) \
+                        and node.target.id in candidates and not self.is_scalar(node.value):
+                    dropped.add(node.target.id)
+            if not dropped:
+                break
+            candidates -= dropped
+        self.scalars = saved
+        return candidates & set(carried)
+
+    def changed_in_loop(self, loop, names: set) -> None:
+        """A name changed in place through another name in a loop body is stale on the next trip,
+        wherever the body reads it."""
+        for node in gast.walk(loop):
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and node.id in names:
+                changer, where = self.poisoned[node.id]
+                raise self.error(
+                    f"'{node.id}' may be changed in place through '{changer}' in this loop (they can be the "
+                    f"same object; see line {where.line})", node,
+                    f"take a copy where the second name is made (... = ....copy()), or update "
+                    f"'{changer}' out of place ({changer} = {changer} + ...)")
 
     def mutated(self, user_name: str, node) -> None:
         """`user_name` is changed in place: other names for the same object must not be read again."""
@@ -444,8 +491,12 @@ class Lowerer:
     def stmt_If(self, stmt):
         test = self.atom(stmt.test)
         before = dict(self.env)
+        entry = self.alias_state()
         body, env_body, _ = self.sub_block(stmt.body, before)
+        after_body = self.alias_state()
+        self.restore_alias_state(entry)
         orelse, env_else, _ = self.sub_block(stmt.orelse, before)
+        after_else = self.alias_state()
         outputs = [n for n in _union_keys(env_body, env_else)
                    if n in env_body and n in env_else and isinstance(env_body[n], str)
                    and (env_body[n] != before.get(n) or env_else[n] != before.get(n))]
@@ -455,7 +506,38 @@ class Lowerer:
         body_outs = [Var(env_body[n]) for n in outputs]
         orelse_outs = [Var(env_else[n]) for n in outputs]
         results = [self.define(n) for n in outputs]
+        self.merge_alias_states(after_body, after_else)
         self.out.append(If(test, body, body_outs, orelse, orelse_outs, results, self.parsed.location(stmt)))
+
+    # ---------------------------------------------------------------- aliasing across branches
+
+    def alias_state(self):
+        return dict(self.groups), dict(self.poisoned), set(self.scalars)
+
+    def restore_alias_state(self, state) -> None:
+        groups, poisoned, scalars = state
+        self.groups, self.poisoned, self.scalars = dict(groups), dict(poisoned), set(scalars)
+
+    def merge_alias_states(self, first, second) -> None:
+        """After a branch: names may share an object if they may in either branch (groups merged),
+        are stale if stale in either, and are scalars only if scalars in both."""
+        groups_a, poisoned_a, scalars_a = first
+        groups_b, poisoned_b, scalars_b = second
+        groups = dict(groups_a)
+        for name, group in groups_b.items():
+            if name not in groups:
+                groups[name] = group
+            elif groups[name] != group:
+                old = group
+                for other, g in list(groups.items()):         # one group from now on
+                    if g == old:
+                        groups[other] = groups[name]
+                for other, g in groups_b.items():
+                    if g == old:
+                        groups[other] = groups[name]
+        self.groups = groups
+        self.poisoned = {**poisoned_b, **poisoned_a}
+        self.scalars = scalars_a & scalars_b
 
     def returning_if(self, stmt):
         """An ``if`` whose branches both end in ``return``: its result is the function's."""
@@ -494,7 +576,12 @@ class Lowerer:
         before = dict(self.env)
         carried = [n for n in _stored_names(stmt.body) if isinstance(before.get(n), str)]
         inits = [Var(before[n]) for n in carried]
+        groups = {n: self.groups.get(n) for n in carried}
+        scalars = self.scalar_loop_variables(stmt, carried)
         params = [self.define(n) for n in carried]
+        self.groups.update(groups)            # a loop variable is its initial object, at first
+        self.scalars |= scalars
+        poisoned_before = set(self.poisoned)
         inner = dict(self.env)
         saved_out = self.out
         self.out = []
@@ -505,8 +592,11 @@ class Lowerer:
         self.out = saved_out
         body, env_after, _ = self.sub_block(stmt.body, self.env)
         self.env = before
+        self.changed_in_loop(stmt, set(self.poisoned) - poisoned_before)
         body_outs = [Var(env_after[n]) for n in carried]
         results = [self.define(n) for n in carried]
+        self.groups.update(groups)
+        self.scalars |= scalars
         for n in env_after:
             if n not in before:
                 self.loop_locals[n] = stmt

@@ -71,11 +71,7 @@ LIMIT = 1e6             # so does a result larger than this
 
 # Constructs known to hit a library bug, switched off in the random tests (unless
 # S2SGRAD_ALL_FEATURES is set); each has a strict xfail reproducer below.
-KNOWN_BUGS: frozenset[str] = frozenset({
-    "iter_rebind",      # test_known_bug[for-over-rebound-array]
-    "array_alias",      # test_known_bug[alias-changed-in-loop]
-    "scalar_alias",     # test_known_bug[float-alias-refused]
-})
+KNOWN_BUGS: frozenset[str] = frozenset()
 FEATURES = ALL_FEATURES if os.environ.get("S2SGRAD_ALL_FEATURES") else ALL_FEATURES - KNOWN_BUGS
 
 _files = itertools.count()
@@ -183,7 +179,7 @@ def check(program: Program, args, directory) -> None:
     # the lowered form, run as Python, computes exactly what the original computes
     stage = "lowered"
     try:
-        lowered = s2sgrad.source(fn, stage="lowered")
+        lowered = s2sgrad.source(fn, stage="lowered", args=args)
         ns = lowered_namespace(fn)
         exec(compile(lowered, f"<lowered {program.name}>", "exec"), ns)
         got = ns[program.name](*fresh(args))
@@ -310,7 +306,8 @@ class Fixed(Program):
         return self.text
 
 
-KNOWN = [
+# Programs this test once found wrong, kept as regression tests.
+FOUND = [
     # `for v in x` must run over the array x refers to when the loop starts; the lowered
     # form and the gradient index the rebound x instead: lowered 17.0 (original 6.0),
     # gradient [1, 2, 4] (finite differences [1, 1, 1]).
@@ -342,20 +339,6 @@ KNOWN = [
     d += b
     return c * d
 """), [0.5, 2.0], id="float-alias-refused"),
-]
-
-
-@pytest.mark.xfail(strict=True, reason="known s2sgrad bug; see the comment on its case")
-@pytest.mark.parametrize("program, args", KNOWN)
-def test_known_bug(program, args, directory):
-    try:
-        check(program, args, directory)
-    except Refused:
-        pass
-
-
-# Programs this test once found wrong, kept as regression tests.
-FOUND = [
     # An `if` nested in an `else`, differentiated with respect to both float arguments:
     # the code specialized on float arguments reused the seed `dsum` as the adjoint of
     # `a` in the inner branch (`da = dsum; dsum = da * 0.5`) and returned d/da = 0.5,
@@ -383,4 +366,7 @@ FOUND = [
 
 @pytest.mark.parametrize("program, args", FOUND)
 def test_found_program(program, args, directory):
-    check(program, args, directory)
+    try:
+        check(program, args, directory)
+    except Refused:
+        assert "array_alias" in program.features_used, "refused a program that changes nothing in place"

@@ -1,0 +1,159 @@
+"""Every tangent (forward-mode) rule against central finite differences, on the same calls as the adjoint
+rules (tests/test_rules.py) plus the runtime helpers generated gradients call; and the symbolic zeros:
+an argument without a tangent adds no arithmetic on zeros to the generated code.
+
+The rules are inlined at one call site (see tangent_harness.py), not run through `s2sgrad.jvp`.
+"""
+import ast
+
+import numpy as np
+import pytest
+
+from s2sgrad import primitives, runtime
+from s2sgrad.rules import rule_for, tangent_rule_for
+from s2sgrad.rules.registry import _RULES, _TANGENT_ONLY
+
+from rule_harness import Case, random_like
+from tangent_harness import check_tangent, rule_jvp
+from test_rules import CASES, normal
+
+# --- the runtime helpers of generated gradients: linear in the gradient, the rest gives shapes -----------
+
+
+def case(primitive, *args, wrt=(0,), name="", **kwargs):
+    return Case(primitive, args, kwargs, tuple(wrt), name)
+
+
+HELPER_CASES = [
+    case(runtime.unbroadcast, normal(3, 4), normal(4), name="unbroadcast"),
+    case(runtime.unbroadcast, normal(3, 4), normal(3, 1), name="unbroadcast-keepdims"),
+    case(runtime.sum_to, normal(3, 4), (3, 1), name="sum_to"),
+    case(runtime.unreduce, normal(3), normal(3, 4), 1, name="unreduce"),
+    case(runtime.unreduce, normal(3, 1), normal(3, 4), 1, True, name="unreduce-keepdims"),
+    case(runtime.scatter, normal(2), normal(5), np.array([1, 1]), name="scatter"),
+    case(runtime.scatter, normal(3, 2), normal(4, 2), np.array([0, 2, 2]), name="scatter-rows"),
+    case(runtime.seq_scatter, normal(3), [np.zeros(3), np.zeros(2)], 0, name="seq_scatter"),
+    case(runtime.densify, normal(3), name="densify"),
+    case(runtime.add_grads, normal(3), normal(3), wrt=(0, 1), name="add_grads"),
+    case(runtime.add_grads, lambda rng: [rng.standard_normal(2), rng.standard_normal(3)],
+         lambda rng: [rng.standard_normal(2), rng.standard_normal(3)], wrt=(0, 1), name="add_grads-lists"),
+    case(runtime.grad_or_zeros, normal(3), normal(3), name="grad_or_zeros"),
+    case(runtime.complete, normal(3), normal(3), name="complete"),
+    case(runtime.unstack, normal(2, 3), [np.zeros(3), np.zeros(3)], name="unstack"),
+    case(runtime.unconcatenate, normal(5, 2), [np.zeros((2, 2)), np.zeros((3, 2))], name="unconcatenate"),
+    case(runtime.untile, normal(2, 6), normal(2, 3), (1, 2), name="untile"),
+    case(runtime.unrepeat, normal(6), normal(3), 2, name="unrepeat"),
+    case(runtime.undiagonal, normal(3), normal(3, 4), name="undiagonal"),
+    case(runtime.untake, normal(3), normal(5), [0, 0, 4], name="untake"),
+    case(runtime.matmul_grad_a, normal(3, 5), normal(3, 4), normal(4, 5), wrt=(0, 2), name="matmul_grad_a"),
+    case(runtime.matmul_grad_a, normal(3), normal(3, 4), normal(4), wrt=(0, 2), name="matmul_grad_a-vector"),
+    case(runtime.matmul_grad_b, normal(3, 5), normal(3, 4), normal(4, 5), wrt=(0, 1), name="matmul_grad_b"),
+    case(runtime.matmul_grad_b, normal(3), normal(3, 4), normal(4), wrt=(0, 1), name="matmul_grad_b-vector"),
+    case(runtime.tensordot_grad_a, normal(3, 5), normal(3, 4), normal(4, 5), 1, wrt=(0, 2),
+         name="tensordot_grad_a"),
+    case(runtime.tensordot_grad_b, normal(3, 5), normal(3, 4), normal(4, 5), 1, wrt=(0, 1),
+         name="tensordot_grad_b"),
+    case(runtime.einsum_grad, normal(3, 5), "ij,jk->ik", lambda rng: (rng.standard_normal((3, 4)),
+                                                                       rng.standard_normal((4, 5))),
+         wrt=(0, 2), name="einsum_grad"),
+    case(runtime.broadcast_like, normal(4), normal(3, 4), name="broadcast_like"),
+    case(runtime.stack_push, lambda rng: runtime.Stack([rng.standard_normal(2)]), normal(2), wrt=(0, 1),
+         name="stack_push"),
+    case(runtime.stack_pop, lambda rng: runtime.Stack([rng.standard_normal(2), rng.standard_normal(3)]),
+         name="stack_pop"),
+]
+if hasattr(runtime, "written"):
+    HELPER_CASES.append(case(runtime.written, normal(5), np.array([1, 3]), name="written"))
+
+ALL_CASES = CASES + HELPER_CASES
+
+
+def _id(c):
+    return c.name or getattr(c.primitive, "__name__", "?")
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=_id(c)) for c in ALL_CASES])
+def test_tangent_matches_finite_differences(case):
+    for seed in (0, 1):
+        rng = np.random.default_rng(seed + 100)
+        args, kwargs = case.values(rng)
+        check_tangent(case.primitive, args, kwargs, case.wrt, seed)
+
+
+# --- coverage -------------------------------------------------------------------------------------------
+
+def test_every_adjoint_rule_has_a_tangent_twin():
+    missing = [r.primitive for r in _RULES.values() if r.tangent is None]
+    assert not missing, f"adjoint rules without a tangent rule: {missing}"
+
+
+def test_every_tangent_rule_is_tested():
+    tested = {id(c.primitive) for c in ALL_CASES}
+    primitives_with_tangents = [r.primitive for r in _RULES.values()] + [r.primitive for r in _TANGENT_ONLY.values()]
+    untested = [p for p in primitives_with_tangents if id(p) not in tested]
+    assert not untested, f"tangent rules without a finite-difference case: {untested}"
+
+
+def test_every_runtime_helper_is_differentiable_or_constant():
+    """Generated gradients may call any runtime helper: forward mode must know each one."""
+    from s2sgrad.rules import is_nondifferentiable
+    internal = {"SparseGrad", "Like", "while_loop", "if_else", "Checkpoints", "Work", "copy_state",
+                "norm_grad", "einsum_tangent", "einsum_grad_tangent"}
+    unknown = [name for name in runtime.__all__ if name not in internal
+               and tangent_rule_for(getattr(runtime, name)) is None and not is_nondifferentiable(getattr(runtime, name))]
+    assert not unknown, f"runtime helpers with neither a tangent rule nor a nondifferentiable mark: {unknown}"
+
+
+def test_runtime_helpers_have_no_adjoint():
+    """A helper with only a tangent rule must not look differentiable to reverse mode."""
+    for rule in _TANGENT_ONLY.values():
+        assert rule_for(rule.primitive) is None
+
+
+# --- symbolic zeros ---------------------------------------------------------------------------------------
+
+NEEDS_ZEROS = {id(primitives.list_append), id(primitives.setitem), id(runtime.stack_push)}
+
+
+def _zero_arithmetic(tree) -> list[str]:
+    """``zeros_like(...)`` calls and arithmetic with a literal 0 in generated code."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "zeros_like":
+            found.append(ast.unparse(node))
+        if isinstance(node, ast.BinOp) and any(isinstance(s, ast.Constant) and s.value == 0
+                                               for s in (node.left, node.right)):
+            found.append(ast.unparse(node))
+    return found
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=_id(c)) for c in ALL_CASES if len(c.wrt) > 1
+                                  and id(c.primitive) not in NEEDS_ZEROS])
+def test_inactive_argument_adds_no_zero_arithmetic(case):
+    rng = np.random.default_rng(0)
+    args, kwargs = case.values(rng)
+    for w in case.wrt:
+        tangent = random_like(rng, kwargs[w] if isinstance(w, str) else args[w])
+        _, expansion = rule_jvp(case.primitive, args, kwargs, {w: tangent})
+        code = ast.Module([*expansion.statements, ast.Expr(expansion.value)], [])
+        assert not _zero_arithmetic(code), ast.unparse(code)
+
+
+def test_zero_tangents_simplify():
+    _, expansion = rule_jvp(np.multiply, [np.ones(3), np.ones(3)], {}, {0: np.ones(3)})
+    assert ast.unparse(expansion.value) == "darg0 * arg1"
+    _, expansion = rule_jvp(np.subtract, [np.ones(3), np.ones(3)], {}, {1: np.ones(3)})
+    assert ast.unparse(expansion.value) == "broadcast_like(-darg1, y)"     # shapes unknown: b may widen
+    _, expansion = rule_jvp(np.add, [np.ones(3), np.ones((2, 3))], {}, {0: np.ones(3)})
+    assert ast.unparse(expansion.value) == "broadcast_like(darg0, y)"
+    _, expansion = rule_jvp(np.where, [np.ones(3) > 0, np.ones(3), np.ones(3)], {}, {1: np.ones(3)})
+    assert ast.unparse(expansion.value) == "broadcast_like(np.where(arg0, darg1, 0.0), y)"
+
+
+def test_defaults_left_out_of_the_linear_call():
+    _, expansion = rule_jvp(np.sum, [np.ones((2, 3))], {"axis": 1}, {0: np.ones((2, 3))})
+    assert ast.unparse(expansion.value) == "np.sum(darg0, axis=1)"
+    _, expansion = rule_jvp(np.linalg.norm, [np.ones(3)], {}, {0: np.ones(3)})
+    assert ast.unparse(expansion.value) == "np.sum(arg0 * darg0) / y"
+    _, expansion = rule_jvp(np.power, [np.ones(3), 2], {}, {0: np.ones(3)})
+    assert ast.unparse(expansion.value) == "darg0 * 2 * arg0"
