@@ -25,6 +25,7 @@ from .rules.registry import nondifferentiable
 Wrt = Union[int, str, Sequence[Union[int, str]]]
 
 _CACHE: dict = {}
+_CACHE_COUNT = [0]
 
 
 def stop_gradient(x):
@@ -127,14 +128,17 @@ def generated(f, wrt: list[str], mode: str, kinds: tuple = (), verbose: bool = F
     hit = _CACHE.get(key)
     if hit is not None:
         return hit
-    unknown = set(options) - {"checkpoint", "optimize"}
+    unknown = set(options) - {"checkpoint", "optimize", "sparse"}
     if unknown:
-        raise S2SGradError(f"unknown option(s): {', '.join(sorted(unknown))}")
-    module = GradientModule(checkpoint=options.get("checkpoint"), optimize=options.get("optimize", True))
+        raise S2SGradError(f"unknown option(s): {', '.join(sorted(unknown))}",
+                           hint="the options are checkpoint=, optimize= and sparse=")
+    module = GradientModule(checkpoint=options.get("checkpoint"), optimize=options.get("optimize", True),
+                            sparse=options.get("sparse", False))
     params = _parameters(f)
     arg_kinds = dict(zip(params, kinds))
     node = module.gradient(f, wrt, mode, arg_kinds)
-    filename = f"<s2sgrad {node.name}>"
+    _CACHE_COUNT[0] += 1
+    filename = f"<s2sgrad {node.name} #{_CACHE_COUNT[0]}>"        # one name per generated module
     namespace = module.compile(filename)
     fn = namespace[node.name]
     fn.__defaults__ = _defaults(f, len(params)) + fn.__defaults__ if fn.__defaults__ else _defaults(f, len(params))
@@ -209,6 +213,9 @@ def grad(f: Callable | None = None, wrt: Wrt = 0, *, verbose: bool = False, **op
     """The gradient of scalar-valued `f` with respect to the argument(s) `wrt`.
 
     Usable as ``@grad`` or ``@grad(wrt=1)``. A tuple `wrt` gives a tuple of gradients.
+    Options: ``checkpoint=`` a schedule for outermost loops; ``sparse=True`` returns the gradient
+    of an array used only through row gathers (``W[idx]``) as a `runtime.SparseGrad`;
+    ``optimize=False`` generates the naive scheme, for comparison.
 
         >>> grad(lambda x: x * x)(3.0)                     # doctest: +SKIP
         6.0

@@ -20,7 +20,7 @@ from .coalesce import coalesce
 from .errors import NonScalarOutput, S2SGradError, UnsupportedSyntax
 from .ir import Const, Global, Op, Var
 from .lower import LiftedFunction, lower_function
-from .names import Names
+from .names import Names, identifier
 from .parse import ParsedFunction, parse_function
 from .reverse import Reverse, _call, _name, _store
 
@@ -49,9 +49,10 @@ def kind_of(value):
 class GradientModule:
     """One generated module: its functions, and the user globals they refer to."""
 
-    def __init__(self, checkpoint=None, optimize: bool = True):
+    def __init__(self, checkpoint=None, optimize: bool = True, sparse: bool = False):
         self.checkpoint = checkpoint            # schedule for outermost loops without their own marker
         self.optimize = optimize
+        self.sparse = sparse
         self.functions: list[ast.FunctionDef] = []
         self.namespace: dict = {}
         self.names = Names()
@@ -86,7 +87,7 @@ class GradientModule:
         lowered, names = self.prepare(fn, [p for p, k in (arg_kinds or {}).items() if k in (SCALAR, INT)])
         analysis = analyze(lowered, list(wrt), arg_kinds)
         self.origin = f"{os.path.basename(lowered.source.filename)}:{lowered.name}"
-        sweeps = Reverse(lowered, wrt, analysis, self, names, self.checkpoint, self.optimize).run()
+        sweeps = Reverse(lowered, wrt, analysis, self, names, self.checkpoint, self.optimize, self.sparse).run()
         grads = [g if g is not None else _call("zeros_like", _name(p)) for g, p in zip(sweeps.grads, wrt)]
         grad = grads[0] if len(grads) == 1 else ast.Tuple(grads, ast.Load())
         body = [comment_line("forward sweep"), *sweeps.forward]
@@ -104,7 +105,7 @@ class GradientModule:
         params = list(lowered.params) + [sweeps.seed]
         defaults = [ast.Constant(1.0)] if mode != "vjp" else []
         self.in_progress.pop()
-        fn_name = name or f"d{lowered.name}_d{'_'.join(wrt)}"
+        fn_name = name or f"d{identifier(lowered.name)}_d{'_'.join(wrt)}"
         self.names.take(fn_name)
         node = _function(fn_name, params, body, defaults)
         self.tidy(node, names)
@@ -133,7 +134,7 @@ class GradientModule:
         if any(k[0] == id(fn) for k in self.in_progress):
             raise UnsupportedSyntax(f"the recursive call of '{fn.__name__}' cannot be differentiated", loc,
                                     "rewrite the recursion as a loop")
-        base = fn.__name__
+        base = identifier(fn.__name__)
         names = (self.names.fresh(f"{base}_forward"), self.names.fresh(f"{base}_backward")) if any(mask) \
             else (self.names.fresh(base if isinstance(fn, LiftedFunction) else f"{base}_primal"), "")
         self.callees[key] = names

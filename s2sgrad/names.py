@@ -48,3 +48,14 @@ class Names:
     def take(self, name: str) -> str:
         self.taken.add(name)
         return name
+
+
+def identifier(text: str) -> str:
+    """`text` made fit to be part of a generated name: ``<lambda>`` -> ``lambda``, ``T.step`` -> ``T_step``.
+    (Generated names always add to it: ``dlambda_dx``, ``step_forward``.)
+
+        >>> identifier("<lambda>"), identifier("T.step")
+        ('lambda', 'T_step')
+    """
+    cleaned = "".join(c if c.isalnum() or c == "_" else "_" for c in text).strip("_") or "f"
+    return "f_" + cleaned if cleaned[0].isdigit() else cleaned

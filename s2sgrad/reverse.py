@@ -28,6 +28,7 @@ from .errors import NoDerivativeRule, UnsupportedSyntax
 from .inline import Contribution, expand
 from .inplace import MUTATIONS, in_place_writes, value_reads
 from .ir import Assign, Const, Function, Global, If, Op, Var, While, atom_expr, captures, value_expr, writes
+from .names import identifier
 from .rules import is_nondifferentiable, rule_for
 
 
@@ -94,8 +95,9 @@ class Reverse:
     """Reverses one lowered function with respect to some of its parameters."""
 
     def __init__(self, fn: Function, wrt: list[str], analysis: Analysis, module, names, checkpoint=None,
-                 optimize: bool = True):
+                 optimize: bool = True, sparse: bool = False):
         self.fn = fn
+        self.keep_sparse = sparse               # hand a gathered array's gradient back as a SparseGrad
         self.optimize = optimize                # False: the naive scheme, for comparison (push everything,
         #                                         zeros for every adjoint, no in-place work, no shape knowledge)
         self.checkpoint = checkpoint            # the schedule for outermost loops without a marker
@@ -136,6 +138,8 @@ class Reverse:
         for param in self.wrt:
             if param not in self.has:
                 grads.append(None)
+            elif self.keep_sparse and param in self.sparse:
+                grads.append(_name(self.adjoint_name(param)))
             elif self.may_alias.get(param, True) or param in self.sparse \
                     or self.analysis.kind.get(param) != TENSOR:
                 grads.append(_call("complete", _name(self.adjoint_name(param)), _name(param)))
@@ -648,7 +652,8 @@ def _base(name: str) -> str:
 
 
 def _callee_name(op: Op) -> str:
-    return op.name or getattr(op.fn, "__name__", "call")
+    """A name for what a call of a user function keeps: the function's own name, as an identifier."""
+    return identifier(getattr(op.fn, "__name__", None) or op.name or "call")
 
 
 __all__ = ["Reverse", "Sweeps", "is_user_function", "Global"]
