@@ -267,10 +267,10 @@ class Reverse:
             return self.backward_call(stmt, dtarget)
         rule = rule_for(fn)
         if rule is None:
-            name = getattr(fn, "__name__", repr(fn))
+            label = primitives.python_name(fn) or value.name or getattr(fn, "__name__", repr(fn))
             raise NoDerivativeRule(
-                f"no derivative rule for {primitives.python_name(fn) or value.name or name}", stmt.loc,
-                f"register one with @s2sgrad.adjoint({value.name or name}), or wrap the argument in "
+                f"no derivative rule for {label}", stmt.loc,
+                f"register one with @s2sgrad.adjoint({label}), or wrap the argument in "
                 "s2sgrad.stop_gradient(...) if no gradient should flow through it")
         out = []
         shapes = self.analysis.shapes if self.optimize else None
