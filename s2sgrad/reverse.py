@@ -72,6 +72,10 @@ def is_recomputed(fn) -> bool:
     return getattr(fn, "__s2sgrad_recompute__", False)
 
 
+def _np_call(name: str, *args) -> ast.Call:
+    return ast.Call(ast.Attribute(_name("np"), name, ast.Load()), list(args), [])
+
+
 def _attr(name: str, attr: str) -> ast.Attribute:
     return ast.Attribute(_name(name), attr, ast.Load())
 
@@ -106,6 +110,7 @@ class Reverse:
         self.branches = 0                       # depth of branches being reversed
         self.shape_only: set[str] = set()       # pushed names the backward sweep reads only the shape of
         self.stack_notes: dict[str, str] = {}   # stack -> why the backward sweep needs what it holds
+        self.batches: dict[int, dict] = {}      # loop id -> weight -> (rows list, columns list)
         self.wrt = wrt
         self.analysis = analysis
         self.active = analysis.active
@@ -278,7 +283,7 @@ class Reverse:
         steps = expand(rule, value, target, dtarget, self.is_active, self.names, shapes, self.optimize)
         for step in _merge_twins(steps) if self.optimize else steps:
             if isinstance(step, Contribution):
-                out += self.contribute(step.atom, reuse.visit(step.expr), origin)
+                out += self.batch(step) or self.contribute(step.atom, reuse.visit(step.expr), origin)
             else:
                 out.append(_origin(reuse.visit(step), origin))
         for statement in out:
@@ -371,10 +376,44 @@ class Reverse:
         if schedule is not None:
             return out + self.backward_checkpointed(loop, carried)
         body = self.adjoint_trip(loop, carried)
+        before, after = self.flush(loop)
+        out += before
         out.append(_origin(ast.For(_store("_"), _call("range", _name(trips)), body, [], None), loop.loc))
+        out += after
         for k in carried:
             out += self.contribute(loop.inits[k], _name(self.adjoint_name(loop.params[k])), loop.loc)
         return out
+
+    def batch(self, step: Contribution) -> list:
+        """In a backward loop, ``dW += outer(g, h)`` for a weight W the loop reads every trip becomes
+        two appends; one matrix product after the loop adds them all up (`flush`)."""
+        expr = step.expr
+        if not (self.optimize and self.loops and isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name)
+                and expr.func.id == "matmul_grad_a" and len(expr.args) == 3
+                and all(isinstance(a, ast.Name) for a in expr.args)):
+            return []
+        rows, weight, columns = (a.id for a in expr.args)
+        shapes = self.analysis.shapes
+        if weight != step.atom.name or step.atom.name not in self.receivers(self.loops[-1]) \
+                or len(shapes.concrete(Var(weight)) or ()) != 2 or len(shapes.concrete(Var(columns)) or ()) != 1:
+            return []
+        batches = self.batches.setdefault(id(self.loops[-1]), {})
+        if weight not in batches:
+            batches[weight] = (self.names.fresh(f"d{weight}_rows"), self.names.fresh(f"{_base(columns)}_rows"))
+        row_list, column_list = batches[weight]
+        return [ast.Expr(ast.Call(_attr(row_list, "append"), [_name(rows)], [])),
+                ast.Expr(ast.Call(_attr(column_list, "append"), [_name(columns)], []))]
+
+    def flush(self, loop: While) -> tuple[list, list]:
+        """The lists a loop's batched accumulations collect into (before it), and their sums (after it)."""
+        before, after = [], []
+        for weight, (rows, columns) in self.batches.get(id(loop), {}).items():
+            before += [_assign(rows, ast.List([], ast.Load()), loop.loc),
+                       _assign(columns, ast.List([], ast.Load()), loop.loc)]
+            product = ast.BinOp(ast.Attribute(_np_call("array", _name(rows)), "T", ast.Load()), ast.MatMult(),
+                                _np_call("array", _name(columns)))
+            after.append(_origin(ast.AugAssign(_store(self.adjoint_name(weight)), ast.Add(), product), loop.loc))
+        return before, after
 
     def adjoint_trip(self, loop: While, carried: list) -> list:
         """The adjoint of one trip of `loop`'s body, with the pops it needs first."""
@@ -424,8 +463,9 @@ class Reverse:
         body = [_assign_tuple(state, _attr(work, "state"), loop.loc),
                 ast.If(_attr(work, "reverse"), reverse, [advance_loop, handback])]
         stacks = [self.declare(s, loop.loc) for s in dict.fromkeys(self.stack_owner.get(id(loop), []))]
-        out = stacks + [_origin(ast.For(_store(work), ast.Call(_attr(driver, "backward"), [], []), body, [], None),
-                                loop.loc)]
+        before, after = self.flush(loop)
+        out = stacks + before + [_origin(ast.For(_store(work), ast.Call(_attr(driver, "backward"), [], []), body,
+                                                 [], None), loop.loc)] + after
         for k in carried:
             out += self.contribute(loop.inits[k], _name(self.adjoint_name(loop.params[k])), loop.loc)
         return out

@@ -8,9 +8,9 @@ def drnn_loss_dW_U_b(W, U, b, xs, dsum=1.0):
     # forward sweep
     h = np.zeros(np.shape(W)[0])  # showcase.py:17
     x_trips = len(xs)  # showcase.py:18
-    h_stack = Stack()  # the adjoint of @ (showcase.py:19) reads it
+    h_stack = Stack()  # the adjoint of @ reads it
     h_stack_1 = Stack()  # the adjoint of np.tanh (showcase.py:19) reads it
-    x_stack = Stack()  # the adjoint of @ (showcase.py:19) reads it
+    x_stack = Stack()  # the adjoint of @ reads it
     x_count = 0
     trips = 0
     while x_count < x_trips:
@@ -28,13 +28,21 @@ def drnn_loss_dW_U_b(W, U, b, xs, dsum=1.0):
     dU = zeros_like(U)  # showcase.py:18
     dW = zeros_like(W)
     db = zeros_like(b)
+    dU_rows = []
+    x_rows = []
+    dW_rows = []
+    h_rows = []
     for _ in range(trips):
         h = h_stack.pop()
         h_2 = h_stack_1.pop()
         x = x_stack.pop()
         dmatmul = dh * (1.0 - h_2 * h_2)  # showcase.py:19
         db += dmatmul
-        dU += matmul_grad_a(dmatmul, U, x)
-        dW += matmul_grad_a(dmatmul, W, h)
+        dU_rows.append(dmatmul)
+        x_rows.append(x)
+        dW_rows.append(dmatmul)
+        h_rows.append(h)
         dh = matmul_grad_b(dmatmul, W, h)
+    dU += np.array(dU_rows).T @ np.array(x_rows)
+    dW += np.array(dW_rows).T @ np.array(h_rows)
     return (dW, dU, db)
