@@ -187,6 +187,9 @@ class _Unbroadcast(ast.NodeTransformer):
         self.shapes = shapes
         self.result = result
 
+    def matmul(self, node):
+        return _matmul_specialized(node, self.shapes)
+
     def visit_Call(self, node):
         self.generic_visit(node)
         if not isinstance(node.func, ast.Name) or len(node.args) < 2:
@@ -204,6 +207,8 @@ class _Unbroadcast(ast.NodeTransformer):
                 if shape == ():
                     return _np_call("sum", node.args[0])
                 return ast.Call(ast.Name("sum_to", ast.Load()), [node.args[0], primitives.constant(shape)], [])
+        if node.func.id in ("matmul_grad_a", "matmul_grad_b") and len(node.args) == 3:
+            return self.matmul(node) or node
         if node.func.id == "unreduce" and len(node.args) == 4 and _is_none(node.args[2]) \
                 and _is_false(node.args[3]):
             shape = self.shapes.concrete(atom)
@@ -212,6 +217,27 @@ class _Unbroadcast(ast.NodeTransformer):
             if shape is not None:
                 return _np_call("broadcast_to", node.args[0], primitives.constant(shape))
         return node
+
+
+def _matmul_specialized(node, shapes):
+    """``matmul_grad_a(g, W, h)`` -> ``np.outer(g, h)`` and the like, where the operands' ranks are known."""
+    g, a, b = node.args
+    atoms = [Var(x.id) if isinstance(x, ast.Name) else None for x in (a, b)]
+    if None in atoms:
+        return None
+    ranks = [len(s) if s is not None else None for s in (shapes.concrete(atoms[0]), shapes.concrete(atoms[1]))]
+    transpose = lambda x: ast.Attribute(x, "T", ast.Load())
+    if node.func.id == "matmul_grad_a":
+        if ranks == [2, 1]:
+            return _np_call("outer", g, b)
+        if ranks == [2, 2]:
+            return ast.BinOp(g, ast.MatMult(), transpose(b))
+    else:
+        if ranks in ([2, 1], [2, 2]):
+            return ast.BinOp(transpose(a), ast.MatMult(), g)
+        if ranks == [1, 2]:
+            return _np_call("outer", a, g)
+    return None
 
 
 def _np_call(name, *args):

@@ -388,11 +388,13 @@ class Reverse:
         """In a backward loop, ``dW += outer(g, h)`` for a weight W the loop reads every trip becomes
         two appends; one matrix product after the loop adds them all up (`flush`)."""
         expr = step.expr
-        if not (self.optimize and self.loops and isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name)
-                and expr.func.id == "matmul_grad_a" and len(expr.args) == 3
+        if not (self.optimize and self.loops and isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute)
+                and isinstance(expr.func.value, ast.Name) and expr.func.value.id == "np"
+                and expr.func.attr == "outer" and len(expr.args) == 2
                 and all(isinstance(a, ast.Name) for a in expr.args)):
             return []
-        rows, weight, columns = (a.id for a in expr.args)
+        rows, columns = (a.id for a in expr.args)
+        weight = step.atom.name
         shapes = self.analysis.shapes
         if weight != step.atom.name or step.atom.name not in self.receivers(self.loops[-1]) \
                 or len(shapes.concrete(Var(weight)) or ()) != 2 or len(shapes.concrete(Var(columns)) or ()) != 1:

@@ -42,7 +42,7 @@ def dintegrate_dy0_A(y0, A, n, dsum=1.0):
                 dmatmul = dy * 0.01 * (1.0 - tanh * tanh)  # showcase.py:64
                 dA_rows.append(dmatmul)
                 y_rows.append(y)
-                dy = dy + matmul_grad_b(dmatmul, A, y)
+                dy = dy + A.T @ dmatmul
         else:
             for _ in range(work.steps):  # showcase.py:63
                 t = t + 1  # showcase.py:63

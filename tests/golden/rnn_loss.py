@@ -42,7 +42,7 @@ def drnn_loss_dW_U_b(W, U, b, xs, dsum=1.0):
         x_rows.append(x)
         dW_rows.append(dmatmul)
         h_rows.append(h)
-        dh = matmul_grad_b(dmatmul, W, h)
+        dh = W.T @ dmatmul
     dU += np.array(dU_rows).T @ np.array(x_rows)
     dW += np.array(dW_rows).T @ np.array(h_rows)
     return (dW, dU, db)
