@@ -111,6 +111,7 @@ class Reverse:
         self.shape_only: set[str] = set()       # pushed names the backward sweep reads only the shape of
         self.stack_notes: dict[str, str] = {}   # stack -> why the backward sweep needs what it holds
         self.batches: dict[int, dict] = {}      # loop id -> weight -> (rows list, columns list)
+        self.batch_lists: dict[int, dict] = {}  # loop id -> value -> the list collecting it
         self.wrt = wrt
         self.analysis = analysis
         self.active = analysis.active
@@ -400,18 +401,23 @@ class Reverse:
                 or len(shapes.concrete(Var(weight)) or ()) != 2 or len(shapes.concrete(Var(columns)) or ()) != 1:
             return []
         batches = self.batches.setdefault(id(self.loops[-1]), {})
-        if weight not in batches:
-            batches[weight] = (self.names.fresh(f"d{weight}_rows"), self.names.fresh(f"{_base(columns)}_rows"))
-        row_list, column_list = batches[weight]
-        return [ast.Expr(ast.Call(_attr(row_list, "append"), [_name(rows)], [])),
-                ast.Expr(ast.Call(_attr(column_list, "append"), [_name(columns)], []))]
+        if weight in batches:
+            return []
+        lists = self.batch_lists.setdefault(id(self.loops[-1]), {})
+        appends = []
+        for value in (rows, columns):             # one list per value, shared by the weights that use it
+            if value not in lists:
+                lists[value] = self.names.fresh(f"{_base(value)}_rows")
+                appends.append(ast.Expr(ast.Call(_attr(lists[value], "append"), [_name(value)], [])))
+        batches[weight] = (lists[rows], lists[columns])
+        return appends or [ast.Pass()]
 
     def flush(self, loop: While) -> tuple[list, list]:
         """The lists a loop's batched accumulations collect into (before it), and their sums (after it)."""
-        before, after = [], []
+        before = [_assign(name, ast.List([], ast.Load()), loop.loc)
+                  for name in self.batch_lists.get(id(loop), {}).values()]
+        after = []
         for weight, (rows, columns) in self.batches.get(id(loop), {}).items():
-            before += [_assign(rows, ast.List([], ast.Load()), loop.loc),
-                       _assign(columns, ast.List([], ast.Load()), loop.loc)]
             product = ast.BinOp(ast.Attribute(_np_call("array", _name(rows)), "T", ast.Load()), ast.MatMult(),
                                 _np_call("array", _name(columns)))
             after.append(_origin(ast.AugAssign(_store(self.adjoint_name(weight)), ast.Add(), product), loop.loc))

@@ -23,7 +23,7 @@ def dintegrate_dy0_A(y0, A, n, dsum=1.0):
     dA = zeros_like(A)  # showcase.py:63
     tanh_stack = Stack()  # the adjoint of np.tanh (showcase.py:64) reads it
     y_stack = Stack()  # the adjoint of @ reads it
-    dA_rows = []
+    dmatmul_rows = []
     y_rows = []
     for work in checkpoints.backward():
         t, y = work.state  # showcase.py:63
@@ -40,7 +40,7 @@ def dintegrate_dy0_A(y0, A, n, dsum=1.0):
                 tanh = tanh_stack.pop()
                 y = y_stack.pop()
                 dmatmul = dy * 0.01 * (1.0 - tanh * tanh)  # showcase.py:64
-                dA_rows.append(dmatmul)
+                dmatmul_rows.append(dmatmul)
                 y_rows.append(y)
                 dy = dy + A.T @ dmatmul
         else:
@@ -51,6 +51,6 @@ def dintegrate_dy0_A(y0, A, n, dsum=1.0):
                 prod = 0.01 * tanh
                 y = y + prod
             checkpoints.state = (t, y)
-    dA += np.array(dA_rows).T @ np.array(y_rows)
+    dA += np.array(dmatmul_rows).T @ np.array(y_rows)
     dy0 = dy  # showcase.py:62
     return (complete(dy0, y0), dA)

@@ -28,9 +28,9 @@ def drnn_loss_dW_U_b(W, U, b, xs, dsum=1.0):
     dU = zeros_like(U)  # showcase.py:18
     dW = zeros_like(W)
     db = zeros_like(b)
-    dU_rows = []
+    dmatmul_rows = []
     x_rows = []
-    dW_rows = []
+    dmatmul_rows_1 = []
     h_rows = []
     for _ in range(trips):
         h = h_stack.pop()
@@ -38,11 +38,11 @@ def drnn_loss_dW_U_b(W, U, b, xs, dsum=1.0):
         x = x_stack.pop()
         dmatmul = dh * (1.0 - h_2 * h_2)  # showcase.py:19
         db += dmatmul
-        dU_rows.append(dmatmul)
+        dmatmul_rows.append(dmatmul)
         x_rows.append(x)
-        dW_rows.append(dmatmul)
+        dmatmul_rows_1.append(dmatmul)
         h_rows.append(h)
         dh = W.T @ dmatmul
-    dU += np.array(dU_rows).T @ np.array(x_rows)
-    dW += np.array(dW_rows).T @ np.array(h_rows)
+    dU += np.array(dmatmul_rows).T @ np.array(x_rows)
+    dW += np.array(dmatmul_rows_1).T @ np.array(h_rows)
     return (dW, dU, db)
