@@ -15,12 +15,11 @@ from __future__ import annotations
 import operator
 from dataclasses import dataclass, field
 
-import numpy as np
 
 from .shapes import Shapes
 
 from . import primitives
-from .ir import Assign, Const, Function, Global, If, Op, Var, While
+from .ir import Assign, Function, If, Op, Var, While
 from .rules import is_nondifferentiable, rule_for
 
 TENSOR, SEQ, UNKNOWN = "tensor", "seq", "unknown"

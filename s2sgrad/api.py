@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from typing import Any, Callable, Sequence, Union
+from typing import Callable, Sequence, Union
 
 import gast
 import numpy as np

@@ -13,8 +13,7 @@ import ast
 import linecache
 import os
 
-PURE_CALLS = None   # every call in generated code is pure except these methods and functions
-IMPURE = {"push", "pop", "print", "assert_true", "append"}
+IMPURE = {"push", "pop", "print", "assert_true", "append"}   # every other call in generated code is pure
 
 
 def _uses(tree) -> dict[str, int]:

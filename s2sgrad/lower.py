@@ -17,7 +17,6 @@ from __future__ import annotations
 import ast
 import copy
 import operator
-import types
 from dataclasses import dataclass, field
 
 import gast
@@ -859,4 +858,4 @@ def _ends_in_returns(stmt) -> bool:
     return always_returns(stmt.body) and always_returns(stmt.orelse)
 
 
-__all__ = ["lower", "Lowerer", "LiftedFunction", "METHODS", "ATTRIBUTES", "types"]
+__all__ = ["lower", "lower_function", "lowered_source", "Lowerer", "LiftedFunction", "METHODS", "ATTRIBUTES"]

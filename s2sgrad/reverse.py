@@ -23,11 +23,11 @@ import numpy as np
 from dataclasses import dataclass, field
 
 from . import primitives
-from .analyze import SCALAR, TENSOR, Analysis
+from .analyze import TENSOR, Analysis
 from .errors import NoDerivativeRule, UnsupportedSyntax
 from .inline import Contribution, expand
 from .inplace import MUTATIONS, in_place_writes, value_reads
-from .ir import Assign, Const, Function, Global, If, Op, Var, While, atom_expr, captures, value_expr, writes
+from .ir import Assign, Const, Function, If, Op, Var, While, atom_expr, captures, value_expr, writes
 from .names import identifier
 from .rules import is_nondifferentiable, rule_for
 
@@ -704,4 +704,4 @@ def _callee_name(op: Op) -> str:
     return identifier(getattr(op.fn, "__name__", None) or op.name or "call")
 
 
-__all__ = ["Reverse", "Sweeps", "is_user_function", "Global"]
+__all__ = ["Reverse", "Sweeps", "is_user_function", "is_recomputed"]
