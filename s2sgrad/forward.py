@@ -44,34 +44,22 @@ from .relower import is_generated, parse_generated
 from .reverse import is_user_function
 from .rules import tangent_rule_for
 from .tangent_inline import expand_tangent
+from .syntax import assign as _assign, call as _call, function as _function, name as _name, origin as _origin
+from .syntax import store as _store
 
 # Calls whose result is a new buffer, never one of their arguments (so the generated code may write it in place).
 FRESH_CALLS = {"zeros_like", "setitem", "list_append", "np.copy", "np.array", "np.where", "np.stack",
                "np.concatenate", "np.dot", "np.matmul", "np.outer", "np.tensordot", "einsum_tangent"}
 
 
-def _name(id_: str) -> ast.Name:
-    return ast.Name(id_, ast.Load())
 
 
-def _store(id_: str) -> ast.Name:
-    return ast.Name(id_, ast.Store())
 
 
-def _call(fn: str, *args) -> ast.Call:
-    return ast.Call(_name(fn), list(args), [])
 
 
-def _origin(node, loc):
-    """Remember the user line a generated statement comes from (printed as a comment)."""
-    if loc is not None:
-        node.origin = loc
-    return node
 
 
-def _assign(target, value: ast.expr, loc) -> ast.Assign:
-    target = _store(target) if isinstance(target, str) else target
-    return _origin(ast.Assign([target], value), loc)
 
 
 def _zeros_like(atom) -> ast.expr:
@@ -343,13 +331,6 @@ def _keeps_buffer(out, param: str, body: list) -> bool:
 
 # ---------------------------------------------------------------- assembling a module
 
-def _function(name: str, params: list[str], body: list) -> ast.FunctionDef:
-    args = ast.arguments(posonlyargs=[], args=[ast.arg(p) for p in params], vararg=None, kwonlyargs=[],
-                         kw_defaults=[], kwarg=None, defaults=[])
-    node = ast.FunctionDef(name=name, args=args, body=body, decorator_list=[], returns=None, type_comment=None)
-    if hasattr(ast, "TypeAlias"):
-        node.type_params = []
-    return node
 
 
 class ForwardModule(GradientModule):

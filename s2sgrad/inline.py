@@ -22,6 +22,7 @@ from . import primitives
 from .errors import S2SGradError
 from .ir import Const, Op, Var, atom_expr
 from .rules.registry import Rule
+from .syntax import np_call as _np_call
 
 
 @dataclass
@@ -240,8 +241,6 @@ def _matmul_specialized(node, shapes):
     return None
 
 
-def _np_call(name, *args):
-    return ast.Call(ast.Attribute(ast.Name("np", ast.Load()), name, ast.Load()), list(args), [])
 
 
 def _is_none(node) -> bool:

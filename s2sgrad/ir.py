@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Iterator, Union
 
 from . import primitives
+from .syntax import function as _function_def
 from .errors import Location
 
 
@@ -226,15 +227,6 @@ class _Printer:
 def _store_all(names: list[str]) -> ast.expr:
     return ast.Tuple([ast.Name(n, ast.Store()) for n in names], ast.Store())
 
-
-def _function_def(name: str, params: list[str], body: list[ast.stmt]) -> ast.FunctionDef:
-    args = ast.arguments(posonlyargs=[], args=[ast.arg(p) for p in params], vararg=None,
-                         kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
-    node = ast.FunctionDef(name=name, args=args, body=body, decorator_list=[], returns=None,
-                           type_comment=None)
-    if hasattr(ast, "TypeAlias"):          # Python 3.12+
-        node.type_params = []
-    return node
 
 
 def to_ast(fn: Function) -> ast.FunctionDef:

@@ -30,29 +30,18 @@ from .inplace import MUTATIONS, in_place_writes, value_reads
 from .ir import Assign, Const, Function, If, Op, Var, While, atom_expr, captures, value_expr, writes
 from .names import identifier
 from .rules import is_nondifferentiable, rule_for
+from .syntax import assign as _assign, attr as _attr, call as _call, name as _name, np_call as _np_call
+from .syntax import origin as _origin, store as _store
 
 
-def _name(id_: str) -> ast.Name:
-    return ast.Name(id_, ast.Load())
 
 
-def _store(id_: str) -> ast.Name:
-    return ast.Name(id_, ast.Store())
 
 
-def _call(fn: str, *args) -> ast.Call:
-    return ast.Call(_name(fn), list(args), [])
 
 
-def _assign(target: str, value: ast.expr, origin=None) -> ast.Assign:
-    return _origin(ast.Assign([_store(target)], value), origin)
 
 
-def _origin(node, origin):
-    """Remember which user line a generated statement comes from (printed as a comment)."""
-    if origin is not None:
-        node.origin = origin
-    return node
 
 
 def is_user_function(fn) -> bool:
@@ -72,12 +61,8 @@ def is_recomputed(fn) -> bool:
     return getattr(fn, "__s2sgrad_recompute__", False)
 
 
-def _np_call(name: str, *args) -> ast.Call:
-    return ast.Call(ast.Attribute(_name("np"), name, ast.Load()), list(args), [])
 
 
-def _attr(name: str, attr: str) -> ast.Attribute:
-    return ast.Attribute(_name(name), attr, ast.Load())
 
 
 def _assign_tuple(target, value, origin=None):

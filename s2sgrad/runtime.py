@@ -85,12 +85,7 @@ def unbroadcast(g, x):
         shape = np.shape(x)
         if np.shape(g) == shape:
             return g
-    g = np.asarray(g)
-    while g.ndim > len(shape):
-        g = g.sum(axis=0)
-    for axis, size in enumerate(shape):
-        if size == 1 and g.shape[axis] != 1:
-            g = g.sum(axis=axis, keepdims=True)
+    g = sum_to(g, shape)
     if not isinstance(x, np.ndarray):
         return g.item() if g.ndim == 0 and isinstance(x, (float, int)) else g
     return g
