@@ -1020,6 +1020,20 @@ def long_for(a, n):
     return y
 
 
+def test_loop_of_a_million_iterations():
+    n = 10 ** 6
+    a = 0.3
+    g = sg.grad(long_for_small_steps)(a, n)          # y_n = (1 + a 1e-7)^n
+    assert g == pytest.approx(n * (1 + a * 1e-7) ** (n - 1) * 1e-7, rel=1e-8)
+
+
+def long_for_small_steps(a, n):
+    y = 1.0
+    for i in range(n):
+        y = y * (1.0 + a * 1e-7)
+    return y
+
+
 def test_loop_of_100000_iterations():
     n = 10 ** 5
     a = 0.3
