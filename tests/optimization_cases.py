@@ -1,0 +1,48 @@
+"""Functions whose generated code shows one optimization each (see test_optimizations.py)."""
+import numpy as np
+
+
+def loop(x, n):
+    y = x
+    i = 0
+    while i < n:
+        y = np.sin(y) * x
+        i += 1
+    return y
+
+
+def unused_branch(x, w):
+    a = np.sin(x)
+    b = np.cos(w) * 3.0          # does not depend on x
+    return np.sum(a * b)
+
+
+def square_and_power(x):
+    return np.sum(x * x + x ** 2)
+
+
+def reuse(x):
+    s = np.sin(x)
+    c = np.cos(x)
+    return np.sum(s * c)
+
+
+def rnn(W, h, xs):
+    for x in xs:
+        h = np.tanh(W @ h + x)
+    return np.sum(h)
+
+
+def broadcast(x, b):
+    return np.sum(x * b)
+
+
+def gather(W, idx):
+    return np.sum(W[idx] ** 2)
+
+
+def writes(x):
+    y = np.zeros(5)
+    for i in range(5):
+        y[i] = x[i] * 2.0
+    return np.sum(y * y)
