@@ -148,6 +148,52 @@ def _while_condition(loop: ast.While) -> None:
             loop.body = loop.body[1:] or [ast.Pass()]
 
 
+def merge_collections(fn: ast.FunctionDef) -> ast.FunctionDef:
+    """Lists that collect the same value in the same loop become one list (``g_rows``, ``g_rows_1`` -> ``g_rows``).
+
+    Such a list is made empty before its loop and made an array after it: assigned twice."""
+    made = {}                                     # list name -> times assigned
+    for node in ast.walk(fn):
+        for target in _writes(node) if isinstance(node, (ast.Assign, ast.AugAssign)) else ():
+            made[target] = made.get(target, 0) + 1
+    renames = {}
+    for loop in (n for n in ast.walk(fn) if isinstance(n, (ast.For, ast.While))):
+        collected = {}
+        kept = []
+        for stmt in loop.body:
+            call = stmt.value if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) else None
+            if call is not None and isinstance(call.func, ast.Attribute) and call.func.attr == "append" \
+                    and isinstance(call.func.value, ast.Name) and len(call.args) == 1 \
+                    and isinstance(call.args[0], ast.Name) and made.get(call.func.value.id) == 2:
+                lst, value = call.func.value.id, call.args[0].id
+                if value in collected:
+                    renames[lst] = collected[value]
+                    continue
+                collected[value] = lst
+            kept.append(stmt)
+        loop.body = kept
+    if not renames:
+        return fn
+
+    def drop(block):
+        out = []
+        for stmt in block:
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
+                    and stmt.targets[0].id in renames:
+                continue
+            for field in ("body", "orelse"):
+                inner = getattr(stmt, field, None)
+                if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
+                    setattr(stmt, field, drop(inner))
+            out.append(stmt)
+        return out
+    fn.body = drop(fn.body)
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Name) and node.id in renames:
+            node.id = renames[node.id]
+    return fn
+
+
 # ---------------------------------------------------------------- printing
 
 def _comment(stmt, previous) -> str:

@@ -374,6 +374,8 @@ class Reverse:
         """In a backward loop, ``dW += outer(g, h)`` for a weight W the loop reads every trip becomes
         two appends; one matrix product after the loop adds them all up (`flush`)."""
         expr = step.expr
+        if self.optimize and self.loops and isinstance(expr, ast.Name) and not self.branches:
+            return self.batch_sum(step)
         if not (self.optimize and self.loops and isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute)
                 and isinstance(expr.func.value, ast.Name) and expr.func.value.id == "np"
                 and expr.func.attr == "outer" and len(expr.args) == 2
@@ -397,15 +399,31 @@ class Reverse:
         batches[weight] = (lists[rows], lists[columns])
         return appends or [ast.Pass()]
 
+    def batch_sum(self, step: Contribution) -> list:
+        """``db += g`` every trip, for a b the loop reads every trip: collected, summed once after the loop."""
+        weight, value = step.atom.name, step.expr.id
+        if weight not in self.receivers(self.loops[-1]) or self.analysis.shapes.concrete(Var(weight)) is None \
+                or weight in self.batches.get(id(self.loops[-1]), {}):
+            return []
+        lists = self.batch_lists.setdefault(id(self.loops[-1]), {})
+        appends = []
+        if value not in lists:
+            lists[value] = self.names.fresh(f"{_base(value)}_rows")
+            appends.append(ast.Expr(ast.Call(_attr(lists[value], "append"), [_name(value)], [])))
+        self.batches.setdefault(id(self.loops[-1]), {})[weight] = (lists[value], None)
+        return appends or [ast.Pass()]
+
     def flush(self, loop: While) -> tuple[list, list]:
         """The lists a loop's batched accumulations collect into (before it), and their sums (after it)."""
-        before = [_assign(name, ast.List([], ast.Load()), loop.loc)
-                  for name in self.batch_lists.get(id(loop), {}).values()]
-        after = []
+        lists = self.batch_lists.get(id(loop), {}).values()
+        before = [_assign(name, ast.List([], ast.Load()), loop.loc) for name in lists]
+        after = [_assign(name, _np_call("array", _name(name)), loop.loc) for name in lists]
         for weight, (rows, columns) in self.batches.get(id(loop), {}).items():
-            product = ast.BinOp(ast.Attribute(_np_call("array", _name(rows)), "T", ast.Load()), ast.MatMult(),
-                                _np_call("array", _name(columns)))
-            after.append(_origin(ast.AugAssign(_store(self.adjoint_name(weight)), ast.Add(), product), loop.loc))
+            if columns is None:               # a sum of the rows
+                total = _np_call("sum", _name(rows), ast.Constant(0))
+            else:                             # a sum of outer products
+                total = ast.BinOp(ast.Attribute(_name(rows), "T", ast.Load()), ast.MatMult(), _name(columns))
+            after.append(_origin(ast.AugAssign(_store(self.adjoint_name(weight)), ast.Add(), total), loop.loc))
         return before, after
 
     def adjoint_trip(self, loop: While, carried: list) -> list:

@@ -51,6 +51,8 @@ def dintegrate_dy0_A(y0, A, n, dsum=1.0):
                 prod = 0.01 * tanh
                 y = y + prod
             checkpoints.state = (t, y)
-    dA += np.array(dmatmul_rows).T @ np.array(y_rows)
+    dmatmul_rows = np.array(dmatmul_rows)
+    y_rows = np.array(y_rows)
+    dA += dmatmul_rows.T @ y_rows
     dy0 = dy  # showcase.py:62
     return (complete(dy0, y0), dA)

@@ -28,21 +28,22 @@ def drnn_loss_dW_U_b(W, U, b, xs, dsum=1.0):
     dU = zeros_like(U)  # showcase.py:18
     dW = zeros_like(W)
     db = zeros_like(b)
-    dmatmul_rows = []
+    dsum_rows = []
     x_rows = []
-    dmatmul_rows_1 = []
     h_rows = []
     for _ in range(trips):
         h = h_stack.pop()
         h_2 = h_stack_1.pop()
         x = x_stack.pop()
         dmatmul = dh * (1.0 - h_2 * h_2)  # showcase.py:19
-        db += dmatmul
-        dmatmul_rows.append(dmatmul)
+        dsum_rows.append(dmatmul)
         x_rows.append(x)
-        dmatmul_rows_1.append(dmatmul)
         h_rows.append(h)
         dh = W.T @ dmatmul
-    dU += np.array(dmatmul_rows).T @ np.array(x_rows)
-    dW += np.array(dmatmul_rows_1).T @ np.array(h_rows)
+    dsum_rows = np.array(dsum_rows)
+    x_rows = np.array(x_rows)
+    h_rows = np.array(h_rows)
+    db += np.sum(dsum_rows, 0)
+    dU += dsum_rows.T @ x_rows
+    dW += dsum_rows.T @ h_rows
     return (dW, dU, db)
