@@ -23,6 +23,7 @@ import gast
 import numpy as np
 
 from . import primitives, runtime
+from .aliasing import Aliasing
 from .desugar import Desugar
 from .errors import UnsupportedSyntax
 from .ir import Assign, Const, Function, Global, If, Op, Var, While
@@ -146,12 +147,10 @@ class Lowerer:
         self.parsed = parsed
         self.names = names or Names(_identifiers(parsed.tree))
         self.env: dict[str, object] = dict(functions or {})   # user name -> SSA name or LiftedFunction
-        self.scalars: set[str] = set(scalars)     # user names known to hold scalars (no aliasing)
+        self.aliasing = Aliasing(scalars, self.resolve_callee)
         self.out: list = []                       # the block being built
         self.node = parsed.tree                   # the statement being lowered, for locations
         self.loop_locals: dict[str, object] = {}  # names that exist only inside an earlier loop
-        self.groups: dict[str, int] = {}          # user name -> which object it may share (alias group)
-        self.poisoned: dict[str, tuple] = {}      # user name -> (name, location) of an in-place change to it
 
     # ---------------------------------------------------------------- helpers
 
@@ -162,88 +161,21 @@ class Lowerer:
         name = self.names.fresh(user_name, owner=True)
         self.env[user_name] = name
         self.loop_locals.pop(user_name, None)
-        self.poisoned.pop(user_name, None)
-        self.groups[user_name] = id(name)
-        self.scalars.discard(user_name)
+        self.aliasing.bind(user_name, name)
         return name
 
-    def is_scalar(self, node) -> bool:
-        """Does `node` certainly compute a scalar (so that ``+=`` on it rebinds, never mutates)?"""
-        if isinstance(node, gast.Constant):
-            return isinstance(node.value, (int, float, complex)) and not isinstance(node.value, bool)
-        if isinstance(node, gast.Name):
-            return node.id in self.scalars
-        if isinstance(node, gast.BinOp):
-            return self.is_scalar(node.left) and self.is_scalar(node.right)
-        if isinstance(node, gast.UnaryOp):
-            return self.is_scalar(node.operand)
-        if isinstance(node, gast.Call):
-            callee = self.value_kind(node.func)
-            if not isinstance(callee, Global):
-                return False
-            if callee.value is float or getattr(callee.value, "__module__", None) == "math":
-                return True
-            return isinstance(callee.value, np.ufunc) and not node.keywords and \
-                all(self.is_scalar(a) for a in node.args)
-        return False
+    def stale_error(self, name, changer, where, node, scope=""):
+        verb = "may be changed" if scope else "may have been changed"
+        return self.error(
+            f"'{name}' {verb} in place through '{changer}'{scope} (they can be the same object; "
+            f"see line {where.line})", node,
+            f"take a copy where the second name is made (... = ....copy()), or update "
+            f"'{changer}' out of place ({changer} = {changer} + ...)")
 
-    def share(self, user_name: str, node) -> None:
-        """After ``user_name = <node>``: if node is another local (or a view of one), they share an object."""
-        while isinstance(node, gast.Subscript) or (
-                isinstance(node, gast.Attribute) and node.attr in VIEW_METHODS) or (
-                isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
-                and node.func.attr in VIEW_METHODS):
-            node = node.value if not isinstance(node, gast.Call) else node.func.value
-        if isinstance(node, gast.Name) and node.id in self.groups and node.id != user_name:
-            self.groups[user_name] = self.groups[node.id]
-
-    def scalar_loop_variables(self, loop, carried) -> set:
-        """The loop variables that hold scalars on every trip: scalars on entry, and assigned only
-        scalar expressions in the body (assuming the same of the others)."""
-        assigned = set(_stored_names(loop.body))
-        candidates = {n for n in carried if n in self.scalars} | {n for n in assigned if n not in carried}
-        saved = self.scalars
-        while candidates:
-            self.scalars = saved | candidates
-            dropped = set()
-            for node in gast.walk(loop):
-                if isinstance(node, gast.Assign):
-                    targets = [t.id for t in node.targets if isinstance(t, gast.Name)]
-                    if any(t in candidates for t in targets) and (
-                            len(node.targets) != 1 or not self.is_scalar(node.value)):
-                        dropped |= set(targets) & candidates
-                    for t in node.targets:
-                        if not isinstance(t, gast.Name):
-                            dropped |= {n.id for n in gast.walk(t) if isinstance(n, gast.Name)} & candidates
-                elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name) \
-                        and node.target.id in candidates and not self.is_scalar(node.value):
-                    dropped.add(node.target.id)
-            if not dropped:
-                break
-            candidates -= dropped
-        self.scalars = saved
-        return candidates & set(carried)
-
-    def changed_in_loop(self, loop, names: set) -> None:
-        """A name changed in place through another name in a loop body is stale on the next trip,
-        wherever the body reads it."""
-        for node in gast.walk(loop):
-            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and node.id in names:
-                changer, where = self.poisoned[node.id]
-                raise self.error(
-                    f"'{node.id}' may be changed in place through '{changer}' in this loop (they can be the "
-                    f"same object; see line {where.line})", node,
-                    f"take a copy where the second name is made (... = ....copy()), or update "
-                    f"'{changer}' out of place ({changer} = {changer} + ...)")
-
-    def mutated(self, user_name: str, node) -> None:
-        """`user_name` is changed in place: other names for the same object must not be read again."""
-        if user_name in self.scalars:
-            return
-        group = self.groups.get(user_name)
-        for other, g in self.groups.items():
-            if g == group and other != user_name:
-                self.poisoned[other] = (user_name, self.parsed.location(node))
+    def resolve_callee(self, node):
+        """The object a call's function expression names in the user's namespace, or None."""
+        callee = self.value_kind(node)
+        return callee.value if isinstance(callee, Global) else None
 
     def emit(self, target, value) -> None:
         self.out.append(Assign(target, value, self.parsed.location(self.node)))
@@ -296,7 +228,10 @@ class Lowerer:
         for arg in list(args.args):
             params.append(self.names.take(arg.id))
             self.env[arg.id] = arg.id
-            self.groups[arg.id] = id(arg)
+            scalar = arg.id in self.aliasing.scalars
+            self.aliasing.bind(arg.id, arg.id)
+            if scalar:
+                self.aliasing.scalars.add(arg.id)
         for name in extra_params:
             params.append(self.names.take(name))
             self.env[name] = name
@@ -362,10 +297,10 @@ class Lowerer:
             name = value.func.value.id
             item = self.atom(value.args[0])
             appended = Op(primitives.list_append, [Var(self.lookup_local(name)), item])
-            self.mutated(name, value)
-            group = self.groups.get(name)
+            self.aliasing.mutated(name, self.parsed.location(value))
+            group = self.aliasing.groups.get(name)
             self.emit(self.define(name), appended)
-            self.groups[name] = group
+            self.aliasing.groups[name] = group
             return
         if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute) \
                 and isinstance(value.func.value, gast.Name) and isinstance(self.env.get(value.func.value.id), str):
@@ -382,13 +317,13 @@ class Lowerer:
     def stmt_Assign(self, stmt):
         targets = stmt.targets
         if len(targets) == 1 and isinstance(targets[0], gast.Name):
-            scalar = self.is_scalar(stmt.value)
+            scalar = self.aliasing.is_scalar(stmt.value)
             value = self.value(stmt.value)
             self.node = stmt.value
             self.emit(self.define(targets[0].id), value)
-            self.share(targets[0].id, stmt.value)
+            self.aliasing.share(targets[0].id, stmt.value)
             if scalar:
-                self.scalars.add(targets[0].id)
+                self.aliasing.scalars.add(targets[0].id)
             return
         if len(targets) == 1 and isinstance(targets[0], (gast.Tuple, gast.List)) \
                 and isinstance(stmt.value, (gast.Tuple, gast.List)) \
@@ -420,10 +355,10 @@ class Lowerer:
             array = self.array_target(target)
             index = self.index(target.slice)
             written = Op(primitives.setitem, [Var(self.lookup_local(array)), index, value])
-            self.mutated(array, target)
-            group = self.groups.get(array)
+            self.aliasing.mutated(array, self.parsed.location(target))
+            group = self.aliasing.groups.get(array)
             self.emit(self.define(array), written)
-            self.groups[array] = group
+            self.aliasing.groups[array] = group
         else:
             raise self.error("assignment to an attribute is not supported", target,
                              "assign to a local name instead")
@@ -439,13 +374,13 @@ class Lowerer:
         target = stmt.target
         if isinstance(target, gast.Name):
             current = self.name_atom(target.id, target)
-            scalar = self.is_scalar(target) and self.is_scalar(stmt.value)
+            scalar = self.aliasing.is_scalar(target) and self.aliasing.is_scalar(stmt.value)
             operand = self.atom(stmt.value)
             updated = Op(fn, [current, operand])
-            self.mutated(target.id, stmt)
+            self.aliasing.mutated(target.id, self.parsed.location(stmt))
             self.emit(self.define(target.id), updated)
             if scalar:
-                self.scalars.add(target.id)
+                self.aliasing.scalars.add(target.id)
         elif isinstance(target, gast.Subscript):
             array = self.array_target(target)
             index = self.index(target.slice)
@@ -453,10 +388,10 @@ class Lowerer:
             operand = self.atom(stmt.value)
             updated = self.bind(Op(fn, [item, operand]), "item")
             written = Op(primitives.setitem, [Var(self.lookup_local(array)), index, updated])
-            self.mutated(array, target)
-            group = self.groups.get(array)
+            self.aliasing.mutated(array, self.parsed.location(target))
+            group = self.aliasing.groups.get(array)
             self.emit(self.define(array), written)
-            self.groups[array] = group
+            self.aliasing.groups[array] = group
         else:
             raise self.error("augmented assignment to an attribute is not supported", target)
 
@@ -490,12 +425,12 @@ class Lowerer:
     def stmt_If(self, stmt):
         test = self.atom(stmt.test)
         before = dict(self.env)
-        entry = self.alias_state()
+        entry = self.aliasing.state()
         body, env_body, _ = self.sub_block(stmt.body, before)
-        after_body = self.alias_state()
-        self.restore_alias_state(entry)
+        after_body = self.aliasing.state()
+        self.aliasing.restore(entry)
         orelse, env_else, _ = self.sub_block(stmt.orelse, before)
-        after_else = self.alias_state()
+        after_else = self.aliasing.state()
         outputs = [n for n in _union_keys(env_body, env_else)
                    if n in env_body and n in env_else and isinstance(env_body[n], str)
                    and (env_body[n] != before.get(n) or env_else[n] != before.get(n))]
@@ -505,38 +440,9 @@ class Lowerer:
         body_outs = [Var(env_body[n]) for n in outputs]
         orelse_outs = [Var(env_else[n]) for n in outputs]
         results = [self.define(n) for n in outputs]
-        self.merge_alias_states(after_body, after_else)
+        self.aliasing.merge(after_body, after_else)
         self.out.append(If(test, body, body_outs, orelse, orelse_outs, results, self.parsed.location(stmt)))
 
-    # ---------------------------------------------------------------- aliasing across branches
-
-    def alias_state(self):
-        return dict(self.groups), dict(self.poisoned), set(self.scalars)
-
-    def restore_alias_state(self, state) -> None:
-        groups, poisoned, scalars = state
-        self.groups, self.poisoned, self.scalars = dict(groups), dict(poisoned), set(scalars)
-
-    def merge_alias_states(self, first, second) -> None:
-        """After a branch: names may share an object if they may in either branch (groups merged),
-        are stale if stale in either, and are scalars only if scalars in both."""
-        groups_a, poisoned_a, scalars_a = first
-        groups_b, poisoned_b, scalars_b = second
-        groups = dict(groups_a)
-        for name, group in groups_b.items():
-            if name not in groups:
-                groups[name] = group
-            elif groups[name] != group:
-                old = group
-                for other, g in list(groups.items()):         # one group from now on
-                    if g == old:
-                        groups[other] = groups[name]
-                for other, g in groups_b.items():
-                    if g == old:
-                        groups[other] = groups[name]
-        self.groups = groups
-        self.poisoned = {**poisoned_b, **poisoned_a}
-        self.scalars = scalars_a & scalars_b
 
     def returning_if(self, stmt):
         """An ``if`` whose branches both end in ``return``: its result is the function's."""
@@ -575,12 +481,13 @@ class Lowerer:
         before = dict(self.env)
         carried = [n for n in _stored_names(stmt.body) if isinstance(before.get(n), str)]
         inits = [Var(before[n]) for n in carried]
-        groups = {n: self.groups.get(n) for n in carried}
-        scalars = self.scalar_loop_variables(stmt, carried)
+        aliasing = self.aliasing
+        groups = {n: aliasing.groups.get(n) for n in carried}
+        scalars = aliasing.scalar_loop_variables(stmt, carried, _stored_names(stmt.body))
         params = [self.define(n) for n in carried]
-        self.groups.update(groups)            # a loop variable is its initial object, at first
-        self.scalars |= scalars
-        poisoned_before = set(self.poisoned)
+        aliasing.groups.update(groups)        # a loop variable is its initial object, at first
+        aliasing.scalars |= scalars
+        stale_before = set(aliasing.poisoned)
         inner = dict(self.env)
         saved_out = self.out
         self.out = []
@@ -591,11 +498,14 @@ class Lowerer:
         self.out = saved_out
         body, env_after, _ = self.sub_block(stmt.body, self.env)
         self.env = before
-        self.changed_in_loop(stmt, set(self.poisoned) - poisoned_before)
+        stale_read = aliasing.stale_in_loop(stmt, set(aliasing.poisoned) - stale_before)
+        if stale_read is not None:
+            node, (changer, where) = stale_read
+            raise self.stale_error(node.id, changer, where, node, " in this loop")
         body_outs = [Var(env_after[n]) for n in carried]
         results = [self.define(n) for n in carried]
-        self.groups.update(groups)
-        self.scalars |= scalars
+        aliasing.groups.update(groups)
+        aliasing.scalars |= scalars
         for n in env_after:
             if n not in before:
                 self.loop_locals[n] = stmt
@@ -608,13 +518,9 @@ class Lowerer:
         return self.env[name]
 
     def name_atom(self, name: str, node):
-        if name in self.poisoned:
-            changer, where = self.poisoned[name]
-            raise self.error(
-                f"'{name}' may have been changed in place through '{changer}' (they can be the same object; "
-                f"see line {where.line})", node,
-                f"take a copy where the second name is made (... = ....copy()), or update "
-                f"'{changer}' out of place ({changer} = {changer} + ...)")
+        stale = self.aliasing.stale(name)
+        if stale is not None:
+            raise self.stale_error(name, *stale, node)
         if name in self.env:
             local = self.env[name]
             if isinstance(local, LiftedFunction):
