@@ -16,7 +16,7 @@ from typing import Callable, Sequence, Union
 import gast
 import numpy as np
 
-from .errors import NonScalarOutput, S2SGradError, WrtError
+from .errors import NonScalarOutput, S2SGradError, SourceNotFound, WrtError
 from .lower import lowered_source
 from .module import GradientModule, kind_of
 from .parse import parse_function
@@ -65,11 +65,11 @@ def checkpointed(value, schedule):
 
 
 def _parameters(f) -> list[str]:
-    try:
-        params = inspect.signature(f).parameters.values()
-    except (TypeError, ValueError):
-        raise S2SGradError(f"{f!r} is not a function that can be differentiated") from None
-    return [p.name for p in params]
+    if not hasattr(inspect.unwrap(f), "__code__"):
+        raise SourceNotFound(f"{getattr(f, '__name__', f)!r} is not a Python function, so it has no source "
+                             "to transform", hint="differentiate a Python function that calls it; give it a "
+                                                  "derivative rule with s2sgrad.adjoint if it has none")
+    return list(inspect.signature(f).parameters)
 
 
 def wrt_names(f, wrt: Wrt) -> tuple[list[str], bool]:
