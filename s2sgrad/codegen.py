@@ -249,7 +249,7 @@ class _Printer:
             self.lines.append(f"{pad}for {ast.unparse(stmt.target)} in {ast.unparse(stmt.iter)}:{comment}")
             self.block(stmt.body, indent + 1)
         else:
-            text = ast.unparse(stmt)
+            text = _unparse(stmt)
             if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str):
                 self.lines.append(pad + text)
                 return
@@ -259,6 +259,14 @@ class _Printer:
             self.lines.append(pad + text + comment)
         if isinstance(stmt, (ast.If, ast.While, ast.For)):
             self.previous = getattr(stmt, "origin", None)
+
+
+def _unparse(stmt) -> str:
+    """``ast.unparse``, writing tuple targets as ``a, b = ...`` on every Python version (3.10 adds parentheses)."""
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Tuple) \
+            and stmt.targets[0].elts:
+        return ", ".join(ast.unparse(e) for e in stmt.targets[0].elts) + " = " + ast.unparse(stmt.value)
+    return ast.unparse(stmt)
 
 
 def comment_line(text: str) -> ast.Expr:
