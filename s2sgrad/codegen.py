@@ -264,7 +264,7 @@ class _Printer:
 def _unparse(stmt) -> str:
     """``ast.unparse``, writing tuple targets as ``a, b = ...`` on every Python version (3.10 adds parentheses)."""
     if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Tuple) \
-            and stmt.targets[0].elts:
+            and len(stmt.targets[0].elts) > 1:
         return ", ".join(ast.unparse(e) for e in stmt.targets[0].elts) + " = " + ast.unparse(stmt.value)
     return ast.unparse(stmt)
 
