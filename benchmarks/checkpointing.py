@@ -243,10 +243,8 @@ def write_markdown(path: Path, rows: list[Row], args, elapsed: float, cpu: float
         "- *max rel. diff*: the largest difference from store-all's gradients, relative to the "
         "largest entry of each.",
         "",
-        "Online(s) is benchmarked on the `while` version only: on a `for` loop (trip count known "
-        "on entry) it currently yields wrong gradients (the driver follows `Online.plan(n)`, whose "
-        "forward part ends with an Advance, and skips the backward sweep); Revolve(s) on a `while` "
-        "loop is Online(s).",
+        "Online(s) is benchmarked on the `while` version, whose trip count is not known on entry "
+        "(what it is for); Revolve(s) on a `while` loop is Online(s).",
         "",
         *table(rows),
         "",
