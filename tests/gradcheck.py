@@ -15,6 +15,7 @@ import math
 import operator
 
 import numpy as np
+import pytest
 
 import s2sgrad as sg
 from s2sgrad import runtime
@@ -259,7 +260,7 @@ def lowered_namespace(f) -> dict:
 def run_lowered(f, *args, **kwargs):
     """Execute the lowered form of `f` and call it on `args`; returns its result."""
     f = getattr(f, "__wrapped__", f)
-    src = sg.source(f, stage="lowered")
+    src = sg.source(f, stage="lowered", args=args)
     namespace = lowered_namespace(f)
     exec(compile(src, f"<lowered {f.__name__}>", "exec"), namespace)
     return namespace[f.__name__](*args, **kwargs)
@@ -285,3 +286,14 @@ def _assert_tree_equal(got, expected):
     else:
         np.testing.assert_allclose(np.asarray(got, dtype=float), np.asarray(expected, dtype=float),
                                    rtol=1e-12, atol=1e-14)
+
+
+def lowered_params(cases, xfail: dict) -> list:
+    """pytest parameters (function, arguments) for `test_lowered_form`; `xfail` maps names to reasons."""
+    params, seen = [], {}
+    for f, args in cases:
+        seen[f.__name__] = seen.get(f.__name__, 0) + 1
+        name = f.__name__ if seen[f.__name__] == 1 else f"{f.__name__}-{seen[f.__name__]}"
+        marks = [pytest.mark.xfail(strict=True, reason=xfail[f.__name__])] if f.__name__ in xfail else []
+        params.append(pytest.param(f, args, id=name, marks=marks))
+    return params

@@ -12,6 +12,7 @@ import pytest
 import s2sgrad as sg
 
 from gradcheck import (assert_grad_matches_fd, assert_lowered_matches, assert_vjp_matches_fd, finite_difference,
+                       lowered_params,
                        run_lowered)
 
 N = 3          # a module global named by a default value
@@ -825,24 +826,10 @@ LOWERED_CASES = [
     (same_value_returned_twice, (_x(3),)),
 ]
 
-# Without example arguments the lowered form cannot know that `a` is a float, so it refuses
-# `b = a; b += 1.0; ... a ...` as it would for an array (where `+=` would change `a` too).
-LOWERED_XFAIL = {
-    "float_augmented": "the lowered form, made without arguments, treats `a` as a possible array",
-}
+LOWERED_XFAIL: dict = {}
 
 
-def _lowered_params():
-    params, seen = [], {}
-    for f, args in LOWERED_CASES:
-        seen[f.__name__] = seen.get(f.__name__, 0) + 1
-        name = f.__name__ if seen[f.__name__] == 1 else f"{f.__name__}-{seen[f.__name__]}"
-        marks = [pytest.mark.xfail(strict=True, reason=LOWERED_XFAIL[f.__name__])] if f.__name__ in LOWERED_XFAIL else []
-        params.append(pytest.param(f, args, id=name, marks=marks))
-    return params
-
-
-@pytest.mark.parametrize("f, args", _lowered_params())
+@pytest.mark.parametrize("f, args", lowered_params(LOWERED_CASES, LOWERED_XFAIL))
 def test_lowered_form(f, args):
     assert_lowered_matches(f, *args)
 

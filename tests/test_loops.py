@@ -11,7 +11,7 @@ import pytest
 
 import s2sgrad as sg
 
-from gradcheck import assert_grad_matches_fd, assert_lowered_matches, run_lowered
+from gradcheck import assert_grad_matches_fd, assert_lowered_matches, lowered_params, run_lowered
 
 
 def rand(*shape, seed=0, low=None, high=None):
@@ -1127,17 +1127,7 @@ LOWERED_XFAIL = {
 }
 
 
-def _lowered_params():
-    params, seen = [], {}
-    for f, args in LOWERED_CASES:
-        seen[f.__name__] = seen.get(f.__name__, 0) + 1
-        name = f.__name__ if seen[f.__name__] == 1 else f"{f.__name__}-{seen[f.__name__]}"
-        marks = [pytest.mark.xfail(strict=True, reason=LOWERED_XFAIL[f.__name__])] if f.__name__ in LOWERED_XFAIL else []
-        params.append(pytest.param(f, args, id=name, marks=marks))
-    return params
-
-
-@pytest.mark.parametrize("f, args", _lowered_params())
+@pytest.mark.parametrize("f, args", lowered_params(LOWERED_CASES, LOWERED_XFAIL))
 def test_lowered_form(f, args):
     assert_lowered_matches(f, *args)
 
