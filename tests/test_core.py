@@ -11,8 +11,7 @@ import pytest
 
 import s2sgrad as sg
 
-from gradcheck import (assert_grad_matches_fd, assert_lowered_matches, assert_vjp_matches_fd, finite_difference,
-                       lowered_params,
+from gradcheck import (assert_grad_matches_fd, assert_lowered_matches, assert_vjp_matches_fd, lowered_params,
                        run_lowered)
 
 N = 3          # a module global named by a default value

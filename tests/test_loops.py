@@ -4,7 +4,6 @@ Every test function lives at module level: s2sgrad reads its source with `inspec
 Each one is also run in its lowered form (`sg.source(f, stage="lowered")`, loops as
 `while_loop` calls), which must return what the original returns.
 """
-import math
 
 import numpy as np
 import pytest

@@ -1,7 +1,6 @@
 """Each optimization is visible in the generated code, and optimize=False (the naive scheme) turns it off
 while computing the same gradient."""
 import numpy as np
-import pytest
 
 import s2sgrad as sg
 
