@@ -374,7 +374,9 @@ class Reverse:
         """In a backward loop, ``dW += outer(g, h)`` for a weight W the loop reads every trip becomes
         two appends; one matrix product after the loop adds them all up (`flush`)."""
         expr = step.expr
-        if self.optimize and self.loops and isinstance(expr, ast.Name) and not self.branches:
+        if not self.loops or id(self.loops[0]) in self.drivers:
+            return []                         # a checkpointed loop keeps O(1) trips' worth of values
+        if self.optimize and isinstance(expr, ast.Name) and not self.branches:
             return self.batch_sum(step)
         if not (self.optimize and self.loops and isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute)
                 and isinstance(expr.func.value, ast.Name) and expr.func.value.id == "np"

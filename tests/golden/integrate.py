@@ -21,9 +21,7 @@ def dintegrate_dy0_A(y0, A, n, dsum=1.0):
     dy = 2 * (np.broadcast_to(dsum, (3,)) * y)
     dA = zeros_like(A)  # showcase.py:63
     tanh_stack = Stack()  # the adjoint of np.tanh (showcase.py:64) reads it
-    y_stack = Stack()  # the adjoint of @ reads it
-    dmatmul_rows = []
-    y_rows = []
+    y_stack = Stack()  # the adjoint of @ (showcase.py:64) reads it
     for work in checkpoints.backward():
         t, y = work.state  # showcase.py:63
         if work.reverse:
@@ -39,8 +37,7 @@ def dintegrate_dy0_A(y0, A, n, dsum=1.0):
                 tanh = tanh_stack.pop()
                 y = y_stack.pop()
                 dmatmul = dy * 0.01 * (1.0 - tanh * tanh)  # showcase.py:64
-                dmatmul_rows.append(dmatmul)
-                y_rows.append(y)
+                dA += np.outer(dmatmul, y)
                 dy = dy + A.T @ dmatmul
         else:
             for _ in range(work.steps):  # showcase.py:63
@@ -50,8 +47,5 @@ def dintegrate_dy0_A(y0, A, n, dsum=1.0):
                 prod = 0.01 * tanh
                 y = y + prod
             checkpoints.state = (t, y)
-    dmatmul_rows = np.array(dmatmul_rows)
-    y_rows = np.array(y_rows)
-    dA += dmatmul_rows.T @ y_rows
     dy0 = dy  # showcase.py:62
     return (complete(dy0, y0), dA)
