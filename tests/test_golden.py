@@ -27,10 +27,14 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+FORWARD = {"design_example_forward": (showcase.design_example, 0, (0.7, 3)),
+           "rnn_loss_forward": CASES["rnn_loss"]}
+
+
+@pytest.mark.parametrize("name", sorted(CASES) + sorted(FORWARD))
 def test_generated_source_matches_golden(name):
-    fn, wrt, args = CASES[name]
-    text = sg.source(fn, wrt=wrt, args=args)
+    fn, wrt, args = CASES[name] if name in CASES else FORWARD[name]
+    text = sg.source(fn, wrt=wrt, args=args, mode="forward" if name in FORWARD else "grad")
     path = GOLDEN / f"{name}.py"
     if os.environ.get("S2SGRAD_REGENERATE_GOLDEN"):
         path.write_text(text)
