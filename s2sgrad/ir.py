@@ -7,7 +7,7 @@ block; what the loop reads from outside is `captures(loop)`. A branch is an `If`
 with explicit `results`. Names are single-assignment within the whole function,
 so a name means one value everywhere.
 
-`to_source` prints the form as runnable Python, loops as ``while_loop(cond, body, vars)``:
+`to_source` prints the form as runnable Python, loops as ``while_loop(cond, body, vars, captures)``:
 
     >>> print(to_source(lower(parse_function(f))))      # doctest: +SKIP
 """
@@ -212,11 +212,12 @@ class _Printer:
                             [atom_expr(stmt.test), ast.Name(then.name, ast.Load()),
                              ast.Name(orelse.name, ast.Load())], [])
             return [then, orelse, ast.Assign([_store_all(stmt.results)], call)]
-        cond = self._def(f"cond_{k}", stmt.params, stmt.cond, atom_expr(stmt.test))
-        body = self._def(f"body_{k}", stmt.params, stmt.body, _load_tuple(stmt.body_outs))
+        invariants = captures(stmt)
+        cond = self._def(f"cond_{k}", stmt.params + invariants, stmt.cond, atom_expr(stmt.test))
+        body = self._def(f"body_{k}", stmt.params + invariants, stmt.body, _load_tuple(stmt.body_outs))
         call = ast.Call(ast.Name("while_loop", ast.Load()),
                         [ast.Name(cond.name, ast.Load()), ast.Name(body.name, ast.Load()),
-                         _load_tuple(stmt.inits)], [])
+                         _load_tuple(stmt.inits), _load_tuple([Var(c) for c in invariants])], [])
         return [cond, body, ast.Assign([_store_all(stmt.results)], call)]
 
     def _def(self, name, params, block, result) -> ast.FunctionDef:

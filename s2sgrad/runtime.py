@@ -232,10 +232,11 @@ def list_append(xs, x):
     return [*xs, x]
 
 
-def while_loop(cond, body, loop_vars):
-    """Run ``loop_vars = body(*loop_vars)`` while ``cond(*loop_vars)``; the lowered form of a loop."""
-    while cond(*loop_vars):
-        loop_vars = body(*loop_vars)
+def while_loop(cond, body, loop_vars, captures=()):
+    """Run ``loop_vars = body(*loop_vars, *captures)`` while ``cond(*loop_vars, *captures)``: the lowered
+    form of a loop, whose loop invariants (`captures`) are passed explicitly."""
+    while cond(*loop_vars, *captures):
+        loop_vars = body(*loop_vars, *captures)
     return loop_vars
 
 
