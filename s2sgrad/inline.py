@@ -193,6 +193,9 @@ class _Unbroadcast(ast.NodeTransformer):
 
     def visit_Call(self, node):
         self.generic_visit(node)
+        scalar = _scalar_math(node, self.shapes)
+        if scalar is not None:
+            return scalar
         if not isinstance(node.func, ast.Name) or len(node.args) < 2:
             return node
         like = node.args[1]
@@ -218,6 +221,22 @@ class _Unbroadcast(ast.NodeTransformer):
             if shape is not None:
                 return _np_call("broadcast_to", node.args[0], primitives.constant(shape))
         return node
+
+
+# NumPy functions whose `math` twins take every float (no domain errors, no overflow errors).
+SCALAR_TWINS = {"sin": "sin", "cos": "cos", "tanh": "tanh", "arctan": "atan"}
+
+
+def _scalar_math(node, shapes):
+    """``np.cos(y)`` -> ``math.cos(y)`` in backward code where y is certainly a scalar: the same function,
+    without NumPy's per-call cost for one number."""
+    func = node.func
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "np" \
+            and func.attr in SCALAR_TWINS and len(node.args) == 1 and not node.keywords \
+            and isinstance(node.args[0], ast.Name) and shapes.is_scalar(Var(node.args[0].id)):
+        return ast.Call(ast.Attribute(ast.Name("math", ast.Load()), SCALAR_TWINS[func.attr], ast.Load()),
+                        node.args, [])
+    return None
 
 
 def _matmul_specialized(node, shapes):
