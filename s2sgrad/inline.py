@@ -130,7 +130,7 @@ def expand(rule: Rule, op: Op, result: str, adjoint: ast.expr, is_active, names,
             if is_active(atom):
                 expr = substitute.visit(copy.deepcopy(stmt.value))
                 if shapes is not None:
-                    expr = _Unbroadcast(shapes, result).visit(expr)
+                    expr = _Unbroadcast(shapes, result, adjoint).visit(expr)
                 steps.append(Contribution(atom, expr))
         else:
             steps.append(substitute.visit(copy.deepcopy(stmt)))
@@ -184,12 +184,22 @@ class _Unbroadcast(ast.NodeTransformer):
     shape, ``np.sum(g)`` where x is a scalar, ``sum_to(g, (3, 1))`` where x's shape is known;
     ``unreduce(g, x, None, False)`` -> ``np.broadcast_to(g, (3, 4))`` where x's shape is known."""
 
-    def __init__(self, shapes, result: str):
+    def __init__(self, shapes, result: str, adjoint: ast.expr | None = None):
         self.shapes = shapes
         self.result = result
+        self.adjoint = ast.dump(adjoint) if adjoint is not None else None
 
     def matmul(self, node):
         return _matmul_specialized(node, self.shapes)
+
+    def total(self, g):
+        """``np.sum(g)``; for ``d[y] * b`` with y and b vectors of one shape, the dot product ``d[y] @ b``."""
+        result = self.shapes.concrete(Var(self.result))
+        if isinstance(g, ast.BinOp) and isinstance(g.op, ast.Mult) and result is not None and len(result) == 1 \
+                and ast.dump(g.left) == self.adjoint and isinstance(g.right, ast.Name) \
+                and self.shapes.concrete(Var(g.right.id)) == result:
+            return ast.BinOp(g.left, ast.MatMult(), g.right)
+        return _np_call("sum", g)
 
     def visit_Call(self, node):
         self.generic_visit(node)
@@ -209,7 +219,7 @@ class _Unbroadcast(ast.NodeTransformer):
             shape = self.shapes.concrete(atom)
             if shape is not None and self.shapes.concrete(Var(self.result)) is not None:
                 if shape == ():
-                    return _np_call("sum", node.args[0])
+                    return self.total(node.args[0])
                 return ast.Call(ast.Name("sum_to", ast.Load()), [node.args[0], primitives.constant(shape)], [])
         if node.func.id in ("matmul_grad_a", "matmul_grad_b") and len(node.args) == 3:
             return self.matmul(node) or node
