@@ -148,6 +148,35 @@ def _while_condition(loop: ast.While) -> None:
             loop.body = loop.body[1:] or [ast.Pass()]
 
 
+class _NoBroadcast(ast.NodeTransformer):
+    """``np.broadcast_to(e, s) * v`` -> ``e * v`` where v is known to have shape s (the product is the same)."""
+
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        if isinstance(node.op, ast.Mult):
+            for broadcast, other in ((node.left, node.right), (node.right, node.left)):
+                shape = _broadcast_shape(broadcast)
+                if shape is not None and getattr(other, "shape", None) == shape:
+                    value = broadcast.args[0]
+                    return ast.BinOp(value, ast.Mult(), other) if broadcast is node.left \
+                        else ast.BinOp(other, ast.Mult(), value)
+        return node
+
+
+def _broadcast_shape(node):
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "broadcast_to" \
+            and isinstance(node.func.value, ast.Name) and node.func.value.id == "np" and len(node.args) == 2:
+        try:
+            return tuple(ast.literal_eval(node.args[1]))
+        except (ValueError, TypeError):
+            return None
+    return None
+
+
+def drop_broadcasts(fn: ast.FunctionDef) -> ast.FunctionDef:
+    return _NoBroadcast().visit(fn)
+
+
 def merge_collections(fn: ast.FunctionDef) -> ast.FunctionDef:
     """Lists that collect the same value in the same loop become one list (``g_rows``, ``g_rows_1`` -> ``g_rows``).
 

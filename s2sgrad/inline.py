@@ -79,7 +79,10 @@ class _Substitute(ast.NodeTransformer):
         if node.id == self.output:
             return copy.deepcopy(self.result)
         if node.id in self.bindings:
-            return _expr_of(self.bindings[node.id])
+            expr = _expr_of(self.bindings[node.id])
+            if self.shapes is not None and isinstance(expr, ast.Name):
+                expr.shape = self.shapes.concrete(Var(expr.id))     # for codegen's broadcast peephole
+            return expr
         if node.id in self.temps:
             return ast.Name(self.temps[node.id], node.ctx)
         return node
@@ -117,6 +120,7 @@ def expand(rule: Rule, op: Op, result: str, adjoint: ast.expr, is_active, names,
             and isinstance(stmt.targets[0], ast.Subscript) and isinstance(stmt.targets[0].value, ast.Name) \
             and stmt.targets[0].value.id == "d"
         substitute = _Substitute(bindings, rule.output, ast.Name(result, ast.Load()), adjoint, temps)
+        substitute.shapes = shapes
         if is_contribution:
             atom = _target_atom(stmt.targets[0].slice, bindings)
             if atom is None:

@@ -15,7 +15,7 @@ import numpy as np
 
 from . import ir, runtime, schedules
 from .analyze import INT, SCALAR, SEQ, TENSOR, analyze
-from .codegen import comment_line, compile_module, fold, merge_collections, render
+from .codegen import comment_line, compile_module, drop_broadcasts, fold, merge_collections, render
 from .coalesce import coalesce
 from .errors import S2SGradError, UnsupportedSyntax
 from .ir import Const, Global, Op, Var
@@ -182,6 +182,7 @@ class GradientModule:
     def tidy(self, node: ast.FunctionDef, names: Names, keep=frozenset()) -> ast.FunctionDef:
         """Fold temporaries used once, then merge copies into one name."""
         fold(node, foldable=names.temporary - set(keep))
+        drop_broadcasts(node)
         coalesce(node, fixed=set(keep), temporary=names.temporary)
         merge_collections(node)
         return node
