@@ -92,6 +92,7 @@ BINARY = [
     (np.fmax, normal, normal), (np.fmin, normal, normal),
     (np.mod, lambda *s: uniform(0.1, 0.9, *s), lambda *s: uniform(1.1, 2.0, *s)),
     (np.fmod, lambda *s: uniform(-0.9, 0.9, *s), lambda *s: uniform(1.1, 2.0, *s)),
+    (operator.mod, lambda *s: uniform(0.1, 0.9, *s), lambda *s: uniform(1.1, 2.0, *s)),
     (operator.add, normal, normal), (operator.sub, normal, normal), (operator.mul, normal, normal),
     (operator.truediv, normal, away), (operator.pow, lambda *s: uniform(0.5, 2.0, *s), normal),
 ]

@@ -4,6 +4,8 @@ Unary ufuncs name their argument `x`, binary ones `x1` and `x2`, as NumPy does.
 An argument of a binary function may have been broadcast, so its gradient is
 summed back to its shape with `unbroadcast` (which does nothing when the shapes agree).
 """
+import operator
+
 import numpy as np
 
 from ..runtime import unbroadcast
@@ -333,77 +335,77 @@ def sinc(y, x):
 
 # --- arithmetic ----------------------------------------------------------------
 
-@adjoint(np.add)
+@adjoint(np.add, operator.add)
 def add(y, x1, x2):
     d[x1] = unbroadcast(d[y], x1)
     d[x2] = unbroadcast(d[y], x2)
 
 
-@tangent(np.add)
+@tangent(np.add, operator.add)
 def add(y, x1, x2):
     d[y] = d[x1] + d[x2]
 
 
-@adjoint(np.subtract)
+@adjoint(np.subtract, operator.sub)
 def subtract(y, x1, x2):
     d[x1] = unbroadcast(d[y], x1)
     d[x2] = unbroadcast(-d[y], x2)
 
 
-@tangent(np.subtract)
+@tangent(np.subtract, operator.sub)
 def subtract(y, x1, x2):
     d[y] = d[x1] - d[x2]
 
 
-@adjoint(np.multiply)
+@adjoint(np.multiply, operator.mul)
 def multiply(y, x1, x2):
     d[x1] = unbroadcast(d[y] * x2, x1)
     d[x2] = unbroadcast(d[y] * x1, x2)
 
 
-@tangent(np.multiply)
+@tangent(np.multiply, operator.mul)
 def multiply(y, x1, x2):
     d[y] = d[x1] * x2 + x1 * d[x2]
 
 
-@adjoint(np.divide)  # np.true_divide is np.divide
+@adjoint(np.divide, operator.truediv)  # np.true_divide is np.divide
 def divide(y, x1, x2):
     d[x1] = unbroadcast(d[y] / x2, x1)
     d[x2] = unbroadcast(-d[y] * y / x2, x2)
 
 
-@tangent(np.divide)
+@tangent(np.divide, operator.truediv)
 def divide(y, x1, x2):
     d[y] = d[x1] / x2 - d[x2] * y / x2
 
 
-@adjoint(np.mod, np.fmod)  # np.remainder is np.mod
+@adjoint(np.mod, np.fmod, operator.mod)  # np.remainder is np.mod; Python's % on floats is np.mod
 def mod(y, x1, x2):
     d[x1] = unbroadcast(d[y], x1)
     d[x2] = unbroadcast(-d[y] * (x1 - y) / x2, x2)
 
 
-@tangent(np.mod, np.fmod)
+@tangent(np.mod, np.fmod, operator.mod)
 def mod(y, x1, x2):
     d[y] = d[x1] - d[x2] * (x1 - y) / x2
 
 
-@adjoint(np.negative)
+@adjoint(np.negative, operator.neg)
 def negative(y, x):
     d[x] = -d[y]
 
 
-@tangent(np.negative)
+@tangent(np.negative, operator.neg)
 def negative(y, x):
     d[y] = -d[x]
 
 
-@adjoint(np.positive)
+@adjoint(np.positive, operator.pos)
 def positive(y, x):
     d[x] = d[y]
 
 
-@tangent(np.positive)
+@tangent(np.positive, operator.pos)
 def positive(y, x):
     d[y] = d[x]
 
