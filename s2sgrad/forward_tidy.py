@@ -93,7 +93,7 @@ def _sweep(block: list, dead: set[str]) -> None:
 
 def unpack_tuples(node) -> None:
     """``t = stack_pop(s); s = t[0]; v = t[1]`` -> ``s, v = stack_pop(s)``, where `t` is read nowhere else
-    (for values whose length is known: a tuple display, or what ``stack_pop`` returns)."""
+    (for values whose length is known: a tuple display, or what ``stack_pop`` and ``stack_pop_rows`` return)."""
     uses: dict[str, int] = {}
     for n in ast.walk(node):
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
@@ -106,7 +106,8 @@ def unpack_tuples(node) -> None:
 def _tuple_length(value: ast.expr) -> int | None:
     if isinstance(value, ast.Tuple):
         return len(value.elts)
-    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "stack_pop":
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in ("stack_pop",
+                                                                                              "stack_pop_rows"):
         return 2
     return None
 

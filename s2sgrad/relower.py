@@ -9,6 +9,7 @@ like a user's function. What sets it apart is rewritten before lowering:
 
       h_stack.push(h)          ->   h_stack = stack_push(h_stack, h)
       h = h_stack.pop()        ->   h_stack, h = stack_pop(h_stack)     (as three statements)
+      h_rows = h_stack.pop_rows(n)  ->  h_stack, h_rows = stack_pop_rows(h_stack, n)
 
 - it calls ``setitem(x, i, v)`` for a changed copy of `x`, where lowering would
   take ``x[i] = v`` (a change to `x` itself): it becomes ``setitem(np.copy(x), i, v)``;
@@ -212,7 +213,7 @@ class _CopiedWrites(gast.NodeTransformer):
 
 
 class _FunctionalStacks(gast.NodeTransformer):
-    """``s.push(v)`` -> ``s = stack_push(s, v)``; ``v = s.pop()`` -> ``s, v = stack_pop(s)``."""
+    """``s.push(v)`` -> ``s = stack_push(s, v)``; ``v = s.pop()`` -> ``s, v = stack_pop(s)`` (and ``pop_rows``)."""
 
     def visit_Expr(self, node):
         stack = _method_call(node.value, "push", 1)
@@ -225,11 +226,15 @@ class _FunctionalStacks(gast.NodeTransformer):
         """Written with an explicit pair (``popped = stack_pop(s); s = popped[0]; v = popped[1]``) so that
         lowering keeps the names `s` and `v`; the forward module prints it back as one unpacking."""
         stack = _method_call(node.value, "pop", 0)
+        helper, args = "stack_pop", []
+        if stack is None:
+            stack = _method_call(node.value, "pop_rows", 1)
+            helper, args = "stack_pop_rows", node.value.args if stack else []
         if stack is None or len(node.targets) != 1 or not isinstance(node.targets[0], gast.Name):
             return node
         pair = f"{stack}_popped"
         statements = [
-            gast.Assign(targets=[_name(pair, gast.Store())], value=_call("stack_pop", _name(stack, gast.Load())),
+            gast.Assign(targets=[_name(pair, gast.Store())], value=_call(helper, _name(stack, gast.Load()), *args),
                         type_comment=None),
             gast.Assign(targets=[_name(stack, gast.Store())], value=_item(pair, 0), type_comment=None),
             gast.Assign(targets=[node.targets[0]], value=_item(pair, 1), type_comment=None),

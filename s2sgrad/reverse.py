@@ -34,14 +34,9 @@ from .syntax import assign as _assign, attr as _attr, call as _call, name as _na
 from .syntax import origin as _origin, store as _store
 
 
-
-
-
-
-
-
-
-
+# Stacks of arrays of at most this many elements may be popped as one array (see vectorize): below it a
+# NumPy call costs more than its arithmetic, above it the rows would add much to the stacks' memory.
+ROW_SIZE_LIMIT = 256
 
 
 def is_user_function(fn) -> bool:
@@ -61,10 +56,6 @@ def is_recomputed(fn) -> bool:
     return getattr(fn, "__s2sgrad_recompute__", False)
 
 
-
-
-
-
 def _assign_tuple(target, value, origin=None):
     return _origin(ast.Assign([target], value), origin)
 
@@ -78,6 +69,7 @@ class Sweeps:
     seed: str
     grads: list                      # an expression per wrt parameter (None: zero)
     stacks: list = field(default_factory=list)
+    row_stacks: set = field(default_factory=set)   # stacks the backward sweep may pop as rows of one array
 
 
 class Reverse:
@@ -95,6 +87,7 @@ class Reverse:
         self.branches = 0                       # depth of branches being reversed
         self.shape_only: set[str] = set()       # pushed names the backward sweep reads only the shape of
         self.stack_notes: dict[str, str] = {}   # stack -> why the backward sweep needs what it holds
+        self.row_stacks: set[str] = set()       # stacks of small arrays of one shape (see vectorize)
         self.batches: dict[int, dict] = {}      # loop id -> weight -> (rows list, columns list)
         self.batch_lists: dict[int, dict] = {}  # loop id -> value -> the list collecting it
         self.wrt = wrt
@@ -140,7 +133,7 @@ class Reverse:
         for fill in self.deferred:
             fill()
         forward = self.forward_block(self.fn.body)
-        return Sweeps(forward, backward, atom_expr(result), seed, grads)
+        return Sweeps(forward, backward, atom_expr(result), seed, grads, row_stacks=self.row_stacks)
 
     # ---------------------------------------------------------------- adjoint bookkeeping
 
@@ -232,9 +225,17 @@ class Reverse:
                 stack = self.stacks.setdefault(name, self.names.fresh(hint))
                 self.stack_notes.setdefault(stack, _why_kept(name, out, name in self.shape_only))
                 owner.append(stack)
+                if self.holds_small_rows(name):
+                    self.row_stacks.add(stack)
                 pops.append(_assign(name, ast.Call(ast.Attribute(_name(stack), "pop", ast.Load()), [], [])))
             out = pops + out
         return out
+
+    def holds_small_rows(self, name: str) -> bool:
+        """Is `name` an array of one known, small shape every trip (its stack can be popped as rows)?"""
+        shape = self.analysis.shapes.concrete(Var(name))
+        return self.optimize and name not in self.shape_only and self.analysis.kind.get(name) == TENSOR \
+            and bool(shape) and int(np.prod(shape)) <= ROW_SIZE_LIMIT
 
     def backward_assign(self, stmt: Assign) -> list:
         target = stmt.target

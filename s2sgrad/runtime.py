@@ -33,6 +33,27 @@ class Stack(list):
 
     push = list.append
 
+    def pop_rows(self, n: int) -> np.ndarray:
+        """Pop the last `n` values at once, as the rows of one array (the last pushed first).
+
+        They are arrays of one shape; of one dtype too, or of floating dtypes that the array widens
+        to the widest (an array of them cannot keep float32 and float64 apart).
+
+            >>> s = Stack([np.zeros(2), np.ones(2)])
+            >>> s.pop_rows(2).tolist(), s
+            ([[1.0, 1.0], [0.0, 0.0]], [])
+        """
+        start = len(self) - n
+        rows = self[start:]
+        del self[start:]
+        rows.reverse()
+        stacked = np.array(rows)
+        if stacked.dtype.kind not in "fc" and len({row.dtype for row in rows}) > 1:
+            raise TypeError(f"values pushed on one stack changed dtype from trip to trip "
+                            f"({', '.join(sorted({str(row.dtype) for row in rows}))}); "
+                            "turn off the optimization that pops them as rows: optimize=False")
+        return stacked
+
 
 class SparseGrad:
     """A gradient that is zero except at some rows: ``dense[indices] += values``.
@@ -568,7 +589,7 @@ def written(g, index):
 
 # ---------------------------------------------------------------- forward mode and higher order
 
-__all__ += ["broadcast_like", "stack_push", "stack_pop", "einsum_tangent", "einsum_grad_tangent"]
+__all__ += ["broadcast_like", "stack_push", "stack_pop", "stack_pop_rows", "einsum_tangent", "einsum_grad_tangent"]
 
 
 def broadcast_like(t, y):
@@ -599,6 +620,16 @@ def stack_pop(stack):
         ([1.0], 2.0)
     """
     return stack, stack.pop()
+
+
+def stack_pop_rows(stack, n):
+    """``rows = stack.pop_rows(n)`` as a function of the stack: returns ``(stack, rows)``.
+
+        >>> stack_pop_rows(Stack([np.zeros(1), np.ones(1)]), 2)
+        ([], array([[1.],
+               [0.]]))
+    """
+    return stack, Stack.pop_rows(stack, n)
 
 
 def einsum_tangent(subscripts, operands, tangents):

@@ -290,7 +290,8 @@ def test_hvp_source_is_forward_over_the_gradient():
     text = source(while_loop, mode="hvp", args=(rand(3), 4))
     assert "def hvp_while_loop_x(x, n, dsum, x_dot):" in text
     assert "y_stack_dot = stack_push(y_stack_dot, y_dot)" in text        # a pushed value carries its tangent
-    assert re.search(r"y_stack_dot, \w+ = stack_pop\(y_stack_dot\)", text)
+    assert re.search(r"sin_stack_dot, \w+ = stack_pop\(sin_stack_dot\)", text)
+    assert "stack_pop_rows(y_stack_dot, trips)" in text                 # ... and so do rows popped at once
     assert "# test_higher_order.py:" in text and "<s2sgrad" not in text.split('"""', 2)[2]
 
 

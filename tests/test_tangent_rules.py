@@ -61,6 +61,8 @@ HELPER_CASES = [
          name="stack_push"),
     case(runtime.stack_pop, lambda rng: runtime.Stack([rng.standard_normal(2), rng.standard_normal(3)]),
          name="stack_pop"),
+    case(runtime.stack_pop_rows, lambda rng: runtime.Stack([rng.standard_normal(3) for _ in range(3)]), 2,
+         name="stack_pop_rows"),
 ]
 if hasattr(runtime, "written"):
     HELPER_CASES.append(case(runtime.written, normal(5), np.array([1, 3]), name="written"))

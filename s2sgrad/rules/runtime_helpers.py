@@ -14,7 +14,7 @@ These helpers have no adjoint rule: reverse mode over generated code is not supp
 """
 from .. import runtime
 from ..runtime import (add_grads, broadcast_like, complete, densify, einsum_grad, einsum_grad_tangent, grad_or_zeros,
-                       matmul_grad_a, matmul_grad_b, scatter, seq_scatter, stack_pop, stack_push, sum_to, tensordot_grad_a,
+                       matmul_grad_a, matmul_grad_b, scatter, seq_scatter, stack_pop, stack_pop_rows, stack_push, sum_to, tensordot_grad_a,
                        tensordot_grad_b, unbroadcast, unconcatenate, undiagonal, unreduce, unrepeat, unstack, untake,
                        untile, written)
 from .registry import d, nondifferentiable, tangent
@@ -147,3 +147,8 @@ def stack_push(y, stack, value):
 @tangent(stack_pop)
 def stack_pop(y, stack):
     d[y] = stack_pop(d[stack])
+
+
+@tangent(stack_pop_rows)
+def stack_pop_rows(y, stack, n):
+    d[y] = stack_pop_rows(d[stack], n)

@@ -16,11 +16,10 @@ def drnn_loss_dW_U_b(W, U, b, xs, dsum=1.0):
         h_stack.push(h)
         x = xs[x_count]  # showcase.py:18
         x_count = x_count + 1
-        h_2 = np.tanh(W @ h + U @ x + b)  # showcase.py:19
-        h_stack_1.push(h_2)
+        h = np.tanh(W @ h + U @ x + b)  # showcase.py:19
+        h_stack_1.push(h)
         x_stack.push(x)
-        h = h_2  # showcase.py:18
-        trips += 1
+        trips += 1  # showcase.py:18
     check_scalar(np.sum(h ** 2), 'rnn_loss')  # showcase.py:20
     # backward sweep
     dh = np.broadcast_to(dsum, (4,)) * 2 * h
@@ -28,20 +27,15 @@ def drnn_loss_dW_U_b(W, U, b, xs, dsum=1.0):
     dW = zeros_like(W)
     db = zeros_like(b)
     dsum_rows = []
-    x_rows = []
-    h_rows = []
-    for _ in range(trips):
-        h = h_stack.pop()
-        h_2 = h_stack_1.pop()
-        x = x_stack.pop()
-        dmatmul = dh * (1.0 - h_2 * h_2)  # showcase.py:19
+    h_rows = h_stack.pop_rows(trips)
+    h_2_rows = h_stack_1.pop_rows(trips)
+    x_rows = x_stack.pop_rows(trips)
+    h_2_terms = 1.0 - h_2_rows * h_2_rows  # showcase.py:19
+    for h_2_term in h_2_terms:  # showcase.py:18
+        dmatmul = dh * h_2_term  # showcase.py:19
         dsum_rows.append(dmatmul)
-        x_rows.append(x)
-        h_rows.append(h)
         dh = W.T @ dmatmul
     dsum_rows = np.array(dsum_rows)
-    x_rows = np.array(x_rows)
-    h_rows = np.array(h_rows)
     db += np.sum(dsum_rows, 0)
     dU += dsum_rows.T @ x_rows
     dW += dsum_rows.T @ h_rows
