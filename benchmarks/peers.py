@@ -20,7 +20,7 @@ gradient on them (waiting for the result, for asynchronous tools).
 
 import types
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Optional
 
 import numpy as np
 
@@ -75,12 +75,14 @@ class Peer:
             reported apart as compile time).
         numpy_based: whether its arrays are NumPy's (so tracemalloc sees
             its memory).
+        workloads: the keys of the workloads it runs on (None: all).
     """
 
     name: str
     prepare: Callable[[Workload, tuple], Prepared]
     compiles: bool = False
     numpy_based: bool = False
+    workloads: Optional[tuple] = None
 
 
 def _as_numpy_tuple(grads) -> tuple:

@@ -50,10 +50,11 @@ try:
 except ImportError:
     threadpoolctl = None
 
-FORWARD, HAND, S2SGRAD = "forward", "hand-written", "s2sgrad"
+FORWARD, HAND, S2SGRAD, S2SGRAD_SPARSE = "forward", "hand-written", "s2sgrad", "s2sgrad sparse"
 MISMATCH_TOLERANCE = 1e-6
 LONG_CALL_SECONDS = 2.0
-PEER_NAMES = [S2SGRAD, "autograd", "jax", "jax.jit", "torch"]
+SPARSE_WORKLOADS = ("W6",)   # where a gradient is a gather's: sparse=True changes what the user gets
+PEER_NAMES = [S2SGRAD, S2SGRAD_SPARSE, "autograd", "jax", "jax.jit", "torch"]
 
 
 @dataclass
@@ -90,15 +91,21 @@ def _prepare_hand(workload, args):
     return Prepared(lambda: workload.adjoint(*args), tuple)
 
 
-def _prepare_s2sgrad(workload, args):
+def _prepare_s2sgrad(workload, args, **options):
     import s2sgrad
 
-    gradient = s2sgrad.grad(workload.forward, wrt=workload.wrt)
+    gradient = s2sgrad.grad(workload.forward, wrt=workload.wrt, **options)
 
     def to_numpy(grads):
-        return tuple(np.asarray(g) for g in (grads if isinstance(grads, tuple) else (grads,)))
+        return tuple(g.dense() if isinstance(g, s2sgrad.runtime.SparseGrad) else np.asarray(g)
+                     for g in (grads if isinstance(grads, tuple) else (grads,)))
 
     return Prepared(lambda: gradient(*args), to_numpy)
+
+
+def _prepare_s2sgrad_sparse(workload, args):
+    """The gradient of a gather handed back as rows (``sparse=True``); made dense only to be checked."""
+    return _prepare_s2sgrad(workload, args, sparse=True)
 
 
 def select_tools(names):
@@ -113,6 +120,8 @@ def select_tools(names):
         Peer(FORWARD, _prepare_forward, numpy_based=True),
         Peer(HAND, _prepare_hand, numpy_based=True),
         Peer(S2SGRAD, _prepare_s2sgrad, compiles=True, numpy_based=True),
+        Peer(S2SGRAD_SPARSE, _prepare_s2sgrad_sparse, compiles=True, numpy_based=True,
+             workloads=SPARSE_WORKLOADS),
         *peers,
     ]
     if names:
@@ -199,6 +208,8 @@ def measure(workload: Workload, args: tuple, tools: list, rounds: int,
     rows, timed = [], []
     reference = None
     for tool in tools:
+        if tool.workloads is not None and workload.key not in tool.workloads:
+            continue
         row = Row(tool.name)
         rows.append(row)
         try:
@@ -208,7 +219,7 @@ def measure(workload: Workload, args: tuple, tools: list, rounds: int,
             first = time.perf_counter() - start
             grads = prepared.to_numpy(result)
         except Exception as error:  # the row reports it; the run goes on
-            kind = "unsupported" if tool.name == S2SGRAD else "failed"
+            kind = "unsupported" if tool.name in (S2SGRAD, S2SGRAD_SPARSE) else "failed"
             row.notes.append(f"{kind}: {_first_line(error)}")
             continue
         if tool.name == HAND:
@@ -408,7 +419,7 @@ def print_rows(workload: Workload, rows) -> None:
     for row in rows:
         error = "" if row.max_rel_error is None else f"err {row.max_rel_error:.1e}"
         compile_time = "" if row.compile_seconds is None else f"compile {_time(row.compile_seconds)}"
-        print(f"  {row.tool:<13} {_time(row.seconds):>9}  ×fwd {_ratio(row.seconds, forward):>6}"
+        print(f"  {row.tool:<15} {_time(row.seconds):>9}  ×fwd {_ratio(row.seconds, forward):>6}"
               f"  ×hand {_ratio(row.seconds, hand):>6}  {_bytes(row.peak_bytes):>8}"
               f"  {error:<12} {compile_time:<16} {'; '.join(row.notes)}", flush=True)
 
