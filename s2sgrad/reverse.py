@@ -56,6 +56,10 @@ def is_recomputed(fn) -> bool:
     return getattr(fn, "__s2sgrad_recompute__", False)
 
 
+def _pop(stack: str) -> ast.Call:
+    return ast.Call(ast.Attribute(_name(stack), "pop", ast.Load()), [], [])
+
+
 def _assign_tuple(target, value, origin=None):
     return _origin(ast.Assign([target], value), origin)
 
@@ -88,6 +92,7 @@ class Reverse:
         self.shape_only: set[str] = set()       # pushed names the backward sweep reads only the shape of
         self.stack_notes: dict[str, str] = {}   # stack -> why the backward sweep needs what it holds
         self.row_stacks: set[str] = set()       # stacks of small arrays of one shape (see vectorize)
+        self.carries: dict[int, list] = {}      # loop id -> (value, loop variable, its stack): see carried_to_next_trip
         self.batches: dict[int, dict] = {}      # loop id -> weight -> (rows list, columns list)
         self.batch_lists: dict[int, dict] = {}  # loop id -> value -> the list collecting it
         self.wrt = wrt
@@ -215,9 +220,11 @@ class Reverse:
                 if id(stmt) in self.records and not is_recomputed(stmt.value.fn):
                     local.add(self.records[id(stmt)])
             needed = sorted(local & _reads(out)) if self.optimize else sorted(local)
-            self.pushes[id(block)] = needed
             if self.optimize:
                 self.shape_only |= set(needed) - value_reads(out)
+            carried = self.carried_to_next_trip(block, needed)
+            needed = [n for n in needed if n not in carried]
+            self.pushes[id(block)] = needed
             owner = self.stack_owner.setdefault(id(self.loops[0]), [])
             pops = []
             for name in needed:
@@ -227,9 +234,28 @@ class Reverse:
                 owner.append(stack)
                 if self.holds_small_rows(name):
                     self.row_stacks.add(stack)
-                pops.append(_assign(name, ast.Call(ast.Attribute(_name(stack), "pop", ast.Load()), [], [])))
+                pops.append(_assign(name, _pop(stack)))
+            for value, param in carried.items():
+                stack = self.stacks[param]
+                self.carries.setdefault(id(self.loops[-1]), []).append((value, param, stack))
+                self.stack_notes[stack] += f"; {_why_kept(value, out, False)} one trip earlier"
+                out.append(_assign(value, _name(param)))
             out = pops + out
         return out
+
+    def carried_to_next_trip(self, block: list, needed: list) -> dict[str, str]:
+        """Values a loop body ends with that the next trip starts with as a loop variable, both read by the
+        backward sweep: value -> loop variable. They are not pushed: the loop variable's stack holds them,
+        and the loop's final value is pushed after it (``h_2`` of one trip is ``h`` of the next)."""
+        loop = self.loops[-1] if self.loops else None
+        if not self.optimize or loop is None or block is not loop.body or id(loop) in self.drivers:
+            return {}
+        carried = {}
+        for param, out in zip(loop.params, loop.body_outs):
+            if isinstance(out, Var) and out.name in needed and param in needed and out.name not in loop.params \
+                    and not {out.name, param} & self.shape_only and out.name not in carried:
+                carried[out.name] = param
+        return carried
 
     def holds_small_rows(self, name: str) -> bool:
         """Is `name` an array of one known, small shape every trip (its stack can be popped as rows)?"""
@@ -365,6 +391,8 @@ class Reverse:
         body = self.adjoint_trip(loop, carried)
         before, after = self.flush(loop)
         out += before
+        for value, _, stack in self.carries.get(id(loop), []):
+            out.append(_assign(value, _pop(stack), loop.loc))       # the loop's final value
         out.append(_origin(ast.For(_store("_"), _call("range", _name(trips)), body, [], None), loop.loc))
         out += after
         for k in carried:
@@ -587,6 +615,10 @@ class Reverse:
             body.append(_origin(ast.AugAssign(_store(trips), ast.Add(), ast.Constant(1)), loop.loc))
         out.append(_origin(ast.While(ast.Constant(True), body, []), loop.loc))
         out += [_assign(r, _name(p), loop.loc) for r, p in zip(loop.results, loop.params)]
+        if record:
+            results = dict(zip(loop.params, loop.results))
+            out += [ast.Expr(ast.Call(_attr(stack, "push"), [_name(results[param])], []))
+                    for _, param, stack in self.carries.get(id(loop), [])]
         stacks = self.stack_owner.get(id(loop), []) if record and not driver else []
         if stacks:
             out = [self.declare(s, loop.loc) for s in dict.fromkeys(stacks)] + out

@@ -92,6 +92,12 @@ def _appended(stmt) -> tuple[str, str] | None:
     return None
 
 
+def _copied(stmt) -> bool:
+    """Is `stmt` ``v = p``?"""
+    return isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
+        and isinstance(stmt.value, ast.Name)
+
+
 def _elementwise(node, rows: set[str]) -> bool:
     """Is `node` arithmetic of `rows` names and numbers that works row by row on stacked values?"""
     if isinstance(node, ast.Name):
@@ -129,9 +135,26 @@ class _Trips:
         for stmt in backward:
             if stmt is not loop:
                 read_elsewhere |= _loads(stmt) if not _contains(stmt, loop) else _loads_outside(stmt, loop)
+        self.carried = self.carried_values()           # value -> the loop variable it becomes next trip
+        for value, param in self.carried.items():
+            self.pops[value] = self.pops[param]
         assigned = [n.id for n in ast.walk(loop) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
         self.candidates = {x for x in self.pops if x not in read_elsewhere and assigned.count(x) == 1}
         self.lists = self.collecting_lists()
+
+    def carried_values(self) -> dict[str, str]:
+        """``v = s.pop()`` before the loop and ``v = p`` ending its trips, p popped from s: {v: p}.
+        (The reverse stage writes a value one trip ends with and the next starts with so, see
+        ``Reverse.carried_to_next_trip``.)"""
+        popped_before = {_popped(s, set(self.pops.values())) for s in self.block[:self.block.index(self.loop)]}
+        carried = {}
+        for last in reversed(self.loop.body):
+            if not (_copied(last) and last.value.id in self.pops):
+                break
+            value, param = last.targets[0].id, last.value.id
+            if (value, self.pops[param]) in popped_before:
+                carried[value] = param
+        return carried
 
     def collecting_lists(self) -> dict[str, str]:
         """Popped name -> the list collecting it for a batched weight gradient (made before, stacked after)."""
@@ -161,8 +184,7 @@ class _Trips:
                 visit(child, top)
 
         for stmt in self.loop.body:
-            popped, appended = _popped(stmt, self.pops.values()), _appended(stmt)
-            if popped and popped[0] in rows or appended and self.lists.get(appended[1]) == appended[0]:
+            if self.drop(stmt, rows):
                 continue
             visit(stmt, top=not isinstance(stmt, (ast.If, ast.For, ast.While)))
         return found, other
@@ -173,16 +195,28 @@ class _Trips:
         while True:
             found, other = self.terms(rows)
             kept = rows - other
+            kept -= {v for v, p in self.carried.items() if p not in kept} | \
+                {p for v, p in self.carried.items() if v not in kept}        # a carried value and its variable go together
             if kept == rows:
                 break
             rows = kept
         if not rows:
             return 0
         before, row_names = [], {}
+        at = getattr(self.loop, "origin", None)
         for x in [x for x in self.pops if x in rows]:
             row_names[x] = self.lists.get(x) or self.names.fresh(f"{x}_rows")
-            pop_rows = ast.Call(ast.Attribute(name(self.pops[x]), "pop_rows", ast.Load()), [name(self.trips)], [])
-            before.append(origin(assign(row_names[x], pop_rows), getattr(self.loop, "origin", None)))
+        for x in [x for x in self.pops if x in rows and x not in self.carried]:
+            if x in self.carried.values():                # rows of x, and one more: the loop's final value
+                stack = self.pops[x]
+                both = self.names.fresh(f"{stack}_rows")
+                value = next(v for v, p in self.carried.items() if p == x)
+                before += [origin(assign(both, _pop_rows(stack, ast.BinOp(name(self.trips), ast.Add(),
+                                                                          ast.Constant(1)))), at),
+                           assign(row_names[value], _rows(both, None, -1)),
+                           assign(row_names[x], _rows(both, 1, None))]
+            else:
+                before.append(origin(assign(row_names[x], _pop_rows(self.pops[x], name(self.trips))), at))
         iterated = {}                                     # term (dumped) -> (per-trip name, rows name)
         for term in found:
             key = ast.dump(term)
@@ -202,7 +236,9 @@ class _Trips:
             self.loop.iter = name(stacked_names[0]) if len(stacked_names) == 1 else \
                 call("zip", *[name(n) for n in stacked_names])
         collected = {self.lists[x] for x in rows if x in self.lists}
-        self.block[:] = [s for s in self.block if not self.list_bookkeeping(s, collected)]
+        final_pops = {(v, self.pops[v]) for v in self.carried if v in rows}
+        self.block[:] = [s for s in self.block if not self.list_bookkeeping(s, collected)
+                         and _popped(s, self.pops.values()) not in final_pops]
         at = self.block.index(self.loop)
         self.block[at:at] = before
         return len(before)
@@ -214,9 +250,11 @@ class _Trips:
         return None
 
     def drop(self, stmt, rows) -> bool:
+        """Is `stmt` a pop, a collecting append or a carry that popping `rows` before the loop replaces?"""
         popped, appended = _popped(stmt, self.pops.values()), _appended(stmt)
+        carry = _copied(stmt) and stmt.targets[0].id in rows and self.carried.get(stmt.targets[0].id) == stmt.value.id
         return bool(popped and popped[0] in rows or appended and appended[1] in rows
-                    and self.lists.get(appended[1]) == appended[0])
+                    and self.lists.get(appended[1]) == appended[0] or carry)
 
     @staticmethod
     def replace(stmt, rows, iterated):
@@ -233,6 +271,17 @@ class _Trips:
             and stmt.targets[0].id in collected and (
                 isinstance(stmt.value, ast.List) or ast.dump(stmt.value) == ast.dump(
                     np_call("array", name(stmt.targets[0].id))))
+
+
+def _pop_rows(stack: str, count: ast.expr) -> ast.Call:
+    return ast.Call(ast.Attribute(name(stack), "pop_rows", ast.Load()), [count], [])
+
+
+def _rows(array: str, start, stop) -> ast.Subscript:
+    """``array[start:stop]``."""
+    bound = [None if b is None else ast.Constant(b) if b >= 0 else ast.UnaryOp(ast.USub(), ast.Constant(-b))
+             for b in (start, stop)]
+    return ast.Subscript(name(array), ast.Slice(*bound), ast.Load())
 
 
 class _Rename(ast.NodeTransformer):

@@ -1,5 +1,7 @@
 """Primal-only work of backward loops done on all trips at once (s2sgrad/vectorize.py): where it applies,
 where it must not, and that gradients stay those of the naive scheme and of finite differences."""
+import re
+
 import numpy as np
 import pytest
 
@@ -52,11 +54,13 @@ def same_gradient(fn, args, wrt=0):
 def test_derivative_factors_are_computed_for_all_trips_before_the_loop():
     W, h, xs = rng.standard_normal((4, 4)) * 0.5, rng.standard_normal(4), rng.standard_normal((6, 4))
     text = same_gradient(rnn, (W, h, xs), wrt=(0, 1))
-    backward = text.split("# backward sweep")[1]
-    assert "= h_stack_1.pop_rows(trips)" in backward and ".pop()" not in backward
+    forward, backward = text.split("# backward sweep")
+    assert forward.count(".push(") == 2                     # h once a trip, and its final value after the loop
+    assert "h_stack_rows = h_stack.pop_rows(trips + 1)" in backward and ".pop()" not in backward
+    assert "h_2_rows = h_stack_rows[:-1]" in backward        # h_2 of a trip is h of the next
+    assert "h_rows = h_stack_rows[1:]" in backward and "h_rows.append" not in backward
     assert "h_2_terms = 1.0 - h_2_rows * h_2_rows" in backward
     assert "for h_2_term in h_2_terms:" in backward and "dh * h_2_term" in backward
-    assert "h_rows = h_stack.pop_rows(trips)" in backward and "h_rows.append" not in backward
     numeric = finite_difference(rnn, (W, h, xs), 0)
     np.testing.assert_allclose(sg.grad(rnn)(W, h, xs), numeric, rtol=1e-6, atol=1e-8)
 
@@ -86,7 +90,9 @@ def test_a_value_read_other_than_elementwise_is_popped_each_trip():
 def test_large_values_are_popped_each_trip():
     W, h, xs = rng.standard_normal((300, 300)) * 0.05, rng.standard_normal(300), rng.standard_normal((3, 300))
     text = same_gradient(rnn, (W, h, xs), wrt=(0, 1))
-    assert "pop_rows" not in text and "h_stack_1.pop()" in text
+    backward = text.split("# backward sweep")[1]
+    assert "pop_rows" not in text and re.search(r"h_2 = h_stack.pop\(\)\n +for _ in range\(trips\):", backward)
+    assert re.search(r"h_2 = (\w+)\n", backward.split("for _ in")[1])            # carried to the next trip
 
 
 def test_values_widened_from_int_to_float_keep_their_gradient():

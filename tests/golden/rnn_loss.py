@@ -7,8 +7,7 @@ def drnn_loss_dW_U_b(W, U, b, xs, dsum=1.0):
     # forward sweep
     h = np.zeros(np.shape(W)[0])  # showcase.py:17
     x_trips = len(xs)  # showcase.py:18
-    h_stack = Stack()  # the adjoint of @ reads it
-    h_stack_1 = Stack()  # the adjoint of np.tanh (showcase.py:19) reads it
+    h_stack = Stack()  # the adjoint of @ reads it; the adjoint of np.tanh (showcase.py:19) reads it one trip earlier
     x_stack = Stack()  # the adjoint of @ reads it
     x_count = 0
     trips = 0
@@ -17,9 +16,9 @@ def drnn_loss_dW_U_b(W, U, b, xs, dsum=1.0):
         x = xs[x_count]  # showcase.py:18
         x_count = x_count + 1
         h = np.tanh(W @ h + U @ x + b)  # showcase.py:19
-        h_stack_1.push(h)
         x_stack.push(x)
         trips += 1  # showcase.py:18
+    h_stack.push(h)
     check_scalar(np.sum(h ** 2), 'rnn_loss')  # showcase.py:20
     # backward sweep
     dh = np.broadcast_to(dsum, (4,)) * 2 * h
@@ -27,8 +26,9 @@ def drnn_loss_dW_U_b(W, U, b, xs, dsum=1.0):
     dW = zeros_like(W)
     db = zeros_like(b)
     dsum_rows = []
-    h_rows = h_stack.pop_rows(trips)
-    h_2_rows = h_stack_1.pop_rows(trips)
+    h_stack_rows = h_stack.pop_rows(trips + 1)
+    h_2_rows = h_stack_rows[:-1]
+    h_rows = h_stack_rows[1:]
     x_rows = x_stack.pop_rows(trips)
     h_2_terms = 1.0 - h_2_rows * h_2_rows  # showcase.py:19
     for h_2_term in h_2_terms:  # showcase.py:18
