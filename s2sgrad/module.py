@@ -22,6 +22,7 @@ from .ir import Const, Global, Op, Var
 from .lower import LiftedFunction, lower_function
 from .names import Names, identifier
 from .reverse import Reverse, _call, _name, _store
+from .peephole import simplify_arithmetic
 from .syntax import function as _function
 from .vectorize import vectorize
 
@@ -181,9 +182,11 @@ class GradientModule:
         self.functions += [forward, backward]
 
     def tidy(self, node: ast.FunctionDef, names: Names, keep=frozenset(), row_stacks=frozenset()) -> ast.FunctionDef:
-        """Fold temporaries used once, do primal-only loop work on all trips at once, merge copies into one name."""
+        """Fold temporaries used once, simplify signs and scale factors, do primal-only loop work on all trips
+        at once, merge copies into one name."""
         fold(node, foldable=names.temporary - set(keep))
         drop_broadcasts(node)
+        simplify_arithmetic(node)
         vectorize(node, row_stacks, names)
         coalesce(node, fixed=set(keep), temporary=names.temporary)
         merge_collections(node)
