@@ -338,8 +338,12 @@ class ForwardModule(GradientModule):
     calls with tangents (per pattern of arguments that have one). Generated gradient code is read back
     in (see `relower`), so the function transformed may itself be a generated gradient.
 
+        >>> import numpy as np
+        >>> def f(x, n):
+        ...     return np.sin(x) * n
         >>> module = ForwardModule()
-        >>> node = module.jvp(f, wrt=["x"])                  # def jvp_f_x(x, n, dx): ... return (y, dy)
+        >>> module.jvp(f, wrt=["x"]).name                    # def jvp_f_x(x, n, x_dot): ... return (y, y_dot)
+        'jvp_f_x'
     """
 
     def __init__(self, hint=tangent_hint):

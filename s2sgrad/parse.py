@@ -1,8 +1,12 @@
 """Stage 1: find a function's source, parse it with gast, and resolve what its free names mean.
 
-    >>> src = parse_function(np.linalg.norm)          # doctest: +SKIP
-    >>> src.tree.name
-    'norm'
+    >>> import numpy as np
+    >>> def f(x):
+    ...     return np.sin(x) * scale
+    >>> scale = 2.0
+    >>> src = parse_function(f)
+    >>> src.tree.name, src.resolve("scale")
+    ('f', 2.0)
 """
 from __future__ import annotations
 

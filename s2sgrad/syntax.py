@@ -1,8 +1,8 @@
 """Small constructors of Python syntax for generated code, shared by the stages that emit it.
 
     >>> import ast
-    >>> ast.unparse(assign("dx", call("zeros_like", name("x"))))
-    'dx = zeros_like(x)'
+    >>> ast.unparse(np_call("sum", call("zeros_like", name("x"))))
+    'np.sum(zeros_like(x))'
 """
 from __future__ import annotations
 

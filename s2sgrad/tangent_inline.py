@@ -1,5 +1,7 @@
 """Inline a forward-mode (tangent) rule at one call site, with zero tangents simplified away.
 
+    >>> import operator
+    >>> from s2sgrad.rules import tangent_rule_for
     >>> rule = tangent_rule_for(operator.mul)                 # d[y] = d[a] * b + a * d[b]
     >>> tangents = {"a": ast.Name("da", ast.Load())}          # b has no tangent
     >>> expansion = expand_tangent(rule, Op(operator.mul, [Var("a"), Var("b")]), "y",
