@@ -6,9 +6,14 @@ Only active values get adjoint code. A name's *kind* says how its adjoints
 add up: ``"tensor"`` (numbers and arrays, added with ``+``), ``"seq"`` (lists
 and tuples, added elementwise), or ``"unknown"``.
 
-    >>> analysis = analyze(lower(parse_function(f)), wrt=["x"])       # doctest: +SKIP
-    >>> sorted(analysis.active)
-    ['x', 'y', ...]
+    >>> import numpy as np
+    >>> from s2sgrad.lower import lower_function
+    >>> def f(x, w):
+    ...     y = np.sin(x) * 2.0
+    ...     return np.sum(y * np.cos(w))
+    >>> lowered, _ = lower_function(f)
+    >>> "w" in analyze(lowered, wrt=["x"]).active, "w" in analyze(lowered, wrt=["w"]).active
+    (False, True)
 """
 from __future__ import annotations
 

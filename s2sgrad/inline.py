@@ -1,7 +1,11 @@
 """Inline a derivative rule's template at one call site.
 
+    >>> import numpy as np
+    >>> from s2sgrad.ir import Op, Var
+    >>> from s2sgrad.names import Names
+    >>> from s2sgrad.rules import rule_for
     >>> rule = rule_for(np.sin)
-    >>> steps = expand(rule, Op(np.sin, [Var("x")]), "y", ast.Name("dy"), lambda atom: True, Names())
+    >>> steps = expand(rule, Op(np.sin, [Var("x")]), "y", ast.Name("dy", ast.Load()), lambda atom: True, Names())
     >>> [ast.unparse(s.expr) for s in steps]
     ['dy * np.cos(x)']
 

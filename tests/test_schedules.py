@@ -8,7 +8,6 @@ counts forward steps the way the module does.
 """
 from __future__ import annotations
 
-import doctest
 from dataclasses import dataclass, field
 from functools import lru_cache
 from math import comb
@@ -148,11 +147,6 @@ def beta2(snapshots: int) -> int:
 
 
 # ---------------------------------------------------------------- actions and module
-
-
-def test_docstring_examples() -> None:
-    failures, _ = doctest.testmod(schedules, optionflags=doctest.NORMALIZE_WHITESPACE)
-    assert failures == 0
 
 
 def test_actions_are_immutable_values() -> None:

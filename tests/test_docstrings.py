@@ -1,0 +1,30 @@
+"""The examples in the package's docstrings run and print what they say."""
+import doctest
+import importlib
+import pkgutil
+
+import pytest
+
+import s2sgrad
+from s2sgrad.rules import registry
+
+MODULES = sorted(info.name for info in pkgutil.walk_packages(s2sgrad.__path__, "s2sgrad.")
+                 if info.name != "s2sgrad.__main__")                   # importing it runs the command line
+
+
+@pytest.fixture
+def rule_table_kept():
+    """The registry's examples register rules of their own: the table is put back after them."""
+    tables = [registry._RULES, registry._TANGENT_ONLY, registry._NONDIFFERENTIABLE]
+    saved = [dict(table) for table in tables]
+    yield
+    for table, before in zip(tables, saved):
+        table.clear()
+        table.update(before)
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name, rule_table_kept):
+    module = importlib.import_module(name)
+    failures, _ = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS)
+    assert failures == 0
