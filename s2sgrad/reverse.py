@@ -454,7 +454,7 @@ class Reverse:
                 total = _np_call("sum", _name(rows), ast.Constant(0))
             else:                             # a sum of outer products
                 total = ast.BinOp(ast.Attribute(_name(rows), "T", ast.Load()), ast.MatMult(), _name(columns))
-            after.append(_origin(ast.AugAssign(_store(self.adjoint_name(weight)), ast.Add(), total), loop.loc))
+            after += self.contribute(Var(weight), total, loop.loc)    # in place only into the gradient's own buffer
         return before, after
 
     def adjoint_trip(self, loop: While, carried: list) -> list:

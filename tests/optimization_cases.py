@@ -46,3 +46,15 @@ def writes(x):
     for i in range(5):
         y[i] = x[i] * 2.0
     return np.sum(y * y)
+
+
+def rnn_and_weight_sum(W, h, xs):
+    for x in xs:
+        h = np.tanh(W @ h + x)
+    return np.sum(h) + np.sum(W)     # dW starts as a read-only broadcast of the seed
+
+
+def rnn_plus_weight(W, h, xs):
+    for x in xs:
+        h = np.tanh(W @ h + x)
+    return W + h                     # for vjp, dW starts as the caller's seed itself

@@ -71,3 +71,17 @@ def test_writes_in_place():
     fast, slow = both(cases.writes, (rng.standard_normal(5),))
     assert "y[i] = " in fast and "setitem(" not in fast.split("# backward sweep")[0]
     assert "setitem(y" in slow
+
+
+def test_batched_sums_are_not_added_into_a_read_only_broadcast():
+    W, h, xs = rng.standard_normal((3, 3)) * 0.5, rng.standard_normal(3), rng.standard_normal((4, 3))
+    assert sg.check_grad(cases.rnn_and_weight_sum, W, h, xs) < 1e-7
+    assert "dW += " not in sg.source(cases.rnn_and_weight_sum, args=(W, h, xs))
+
+
+def test_batched_sums_leave_the_callers_seed_alone():
+    W, h, xs = rng.standard_normal((3, 3)) * 0.5, rng.standard_normal(3), rng.standard_normal((4, 3))
+    seed = np.ones((3, 3))
+    _, dW = sg.vjp(cases.rnn_plus_weight)(W, h, xs, seed)
+    np.testing.assert_array_equal(seed, np.ones((3, 3)))
+    assert not np.shares_memory(dW, seed)
