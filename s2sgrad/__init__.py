@@ -10,6 +10,7 @@ from .api import check_grad, checkpointed, grad, recompute, source, stop_gradien
 from .errors import (NoDerivativeRule, NonScalarOutput, S2SGradError, SourceNotFound, UnsupportedSyntax,
                      WrtError)
 from .higher import hessian, hvp, jvp
+from .optimizations import OPTIMIZATIONS
 from .rules import adjoint, d, tangent
 from .schedules import Online, Periodic, Revolve
 
@@ -17,7 +18,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "grad", "value_and_grad", "vjp", "source", "check_grad", "stop_gradient", "recompute", "checkpointed",
-    "jvp", "hvp", "hessian", "adjoint", "tangent", "d",
+    "jvp", "hvp", "hessian", "adjoint", "tangent", "d", "OPTIMIZATIONS",
     "Periodic", "Revolve", "Online",
     "S2SGradError", "UnsupportedSyntax", "NoDerivativeRule", "NonScalarOutput", "WrtError", "SourceNotFound",
 ]

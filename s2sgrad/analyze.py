@@ -42,10 +42,13 @@ class Analysis:
         return isinstance(atom, Var) and atom.name in self.active
 
 
-def analyze(fn: Function, wrt: list[str], arg_kinds: dict[str, str] | None = None) -> Analysis:
+def analyze(fn: Function, wrt: list[str], arg_kinds: dict[str, str] | None = None,
+            activity: bool = True) -> Analysis:
     """Activity, kinds and shapes of every name in `fn`, differentiating with respect to `wrt`.
 
     `arg_kinds` maps parameters to "int", "scalar", "seq", "tensor" or an array's shape (default "tensor").
+    Without `activity` (for comparison), values computed by derivative rules from the other
+    parameters (not known to be integers) count as varied too: they get adjoint code nothing reads.
     """
     analysis = Analysis()
     kinds = analysis.kind
@@ -67,6 +70,10 @@ def analyze(fn: Function, wrt: list[str], arg_kinds: dict[str, str] | None = Non
     _specialize(fn.body, kinds)
     varied = set(wrt)
     _varied(fn.body, varied)
+    if not activity:
+        others = {p for p in fn.params if not analysis.shapes.is_int(Var(p))}
+        _varied(fn.body, others, through=_has_rule)
+        varied |= others
     useful = {fn.result.name} if isinstance(fn.result, Var) else set()
     _useful(fn.body, useful)
     analysis.active = {n for n in varied & useful if kinds.get(n) != NONE_KIND}
@@ -150,21 +157,28 @@ def _specialize(block, kinds) -> None:
 
 # ---------------------------------------------------------------- activity
 
-def _varied(block, varied: set) -> None:
+def _has_rule(op: Op) -> bool:
+    """Does a derivative rule pass gradients through `op`? (User functions and calls without a rule: no.)"""
+    builds_a_sequence = op.fn in (primitives.make_tuple, primitives.make_list)
+    return differentiable(op) and (rule_for(op.fn) is not None or builds_a_sequence)
+
+
+def _varied(block, varied: set, through=differentiable) -> None:
+    """Add to `varied` the names computed from it by operations `through` lets gradients through."""
     for stmt in block:
         if isinstance(stmt, Assign):
             if not stmt.target:
                 continue
             value = stmt.value
             if isinstance(value, Op):
-                if differentiable(value) and any(isinstance(a, Var) and a.name in varied
-                                                 for a in [*value.args, *value.kwargs.values()]):
+                if through(value) and any(isinstance(a, Var) and a.name in varied
+                                          for a in [*value.args, *value.kwargs.values()]):
                     varied.add(stmt.target)
             elif isinstance(value, Var) and value.name in varied:
                 varied.add(stmt.target)
         elif isinstance(stmt, If):
-            _varied(stmt.body, varied)
-            _varied(stmt.orelse, varied)
+            _varied(stmt.body, varied, through)
+            _varied(stmt.orelse, varied, through)
             for r, a, b in zip(stmt.results, stmt.body_outs, stmt.orelse_outs):
                 if _in(a, varied) or _in(b, varied):
                     varied.add(r)
@@ -174,7 +188,7 @@ def _varied(block, varied: set) -> None:
                     varied.add(p)
             while True:
                 size = len(varied)
-                _varied(stmt.body, varied)
+                _varied(stmt.body, varied, through)
                 for p, out in zip(stmt.params, stmt.body_outs):
                     if _in(out, varied):
                         varied.add(p)

@@ -19,8 +19,10 @@ import numpy as np
 from .errors import NonScalarOutput, S2SGradError, SourceNotFound, WrtError
 from .lower import lowered_source
 from .module import GradientModule, kind_of
+from .optimizations import Optimize, resolve
 from .parse import parse_function
 from .rules.registry import nondifferentiable
+from .schedules import Schedule
 
 Wrt = Union[int, str, Sequence[Union[int, str]]]
 
@@ -122,18 +124,29 @@ def _check_differentiable(f, name: str, value) -> None:
                            hint=f"leave '{name}' out of wrt")
 
 
-def generated(f, wrt: list[str], mode: str, kinds: tuple = (), verbose: bool = False, **options):
-    """The compiled generated function (cached) for `f`, `wrt`, `mode` and argument kinds."""
-    key = (f, tuple(wrt), mode, kinds, tuple(sorted(options.items())))
-    hit = _CACHE.get(key)
-    if hit is not None:
-        return hit
+def checked_options(options: dict) -> dict:
+    """Every option, defaults filled in and ``optimize`` resolved to the set of optimizations it switches on
+    (so that equal settings share generated code); an unknown option is an error."""
     unknown = set(options) - {"checkpoint", "optimize", "sparse"}
     if unknown:
         raise S2SGradError(f"unknown option(s): {', '.join(sorted(unknown))}",
                            hint="the options are checkpoint=, optimize= and sparse=")
-    module = GradientModule(checkpoint=options.get("checkpoint"), optimize=options.get("optimize", True),
-                            sparse=options.get("sparse", False))
+    optimizations = resolve(options.get("optimize", True))
+    if options.get("sparse") and "symbolic_zeros" not in optimizations:
+        raise S2SGradError("sparse=True needs the optimization 'symbolic_zeros': a zero made first is dense",
+                           hint="add 'symbolic_zeros' to optimize=, or leave out sparse=True")
+    return {"checkpoint": options.get("checkpoint"), "optimize": optimizations, "sparse": options.get("sparse", False)}
+
+
+def generated(f, wrt: list[str], mode: str, kinds: tuple = (), verbose: bool = False, **options):
+    """The compiled generated function (cached) for `f`, `wrt`, `mode` and argument kinds."""
+    options = checked_options(options)
+    key = (f, tuple(wrt), mode, kinds, tuple(sorted(options.items())))
+    hit = _CACHE.get(key)
+    if hit is not None:
+        return hit
+    module = GradientModule(checkpoint=options["checkpoint"], optimizations=options["optimize"],
+                            sparse=options["sparse"])
     params = _parameters(f)
     arg_kinds = dict(zip(params, kinds))
     node = module.gradient(f, wrt, mode, arg_kinds)
@@ -169,6 +182,7 @@ def _call_values(f, args, kwargs) -> list:
 
 
 def _make(f, wrt: Wrt, mode: str, verbose: bool, options: dict):
+    options = checked_options(options)
     names, many = wrt_names(f, wrt)
     params = _parameters(f)
     positions = [params.index(name) for name in names]
@@ -209,17 +223,25 @@ def _make(f, wrt: Wrt, mode: str, verbose: bool, options: dict):
     return derivative
 
 
-def grad(f: Callable | None = None, wrt: Wrt = 0, *, verbose: bool = False, **options) -> Callable:
+def _options(checkpoint, optimize, sparse, unknown: dict) -> dict:
+    return {"checkpoint": checkpoint, "optimize": optimize, "sparse": sparse, **unknown}
+
+
+def grad(f: Callable | None = None, wrt: Wrt = 0, *, verbose: bool = False, checkpoint: Schedule | None = None,
+         optimize: Optimize = True, sparse: bool = False, **unknown) -> Callable:
     """The gradient of scalar-valued `f` with respect to the argument(s) `wrt`.
 
     Usable as ``@grad`` or ``@grad(wrt=1)``. A tuple `wrt` gives a tuple of gradients.
     Options: ``checkpoint=`` a schedule for outermost loops; ``sparse=True`` returns the gradient
     of an array used only through row gathers (``W[idx]``) as a `runtime.SparseGrad`;
-    ``optimize=False`` generates the naive scheme, for comparison.
+    ``optimize=`` the optimizations to run, by name (see `s2sgrad.OPTIMIZATIONS`): True for all,
+    False for none (the naive scheme, for comparison), or the names to switch on:
 
         >>> grad(lambda x: x * x)(3.0)                     # doctest: +SKIP
         6.0
+        >>> df = sg.grad(f, optimize=set(sg.OPTIMIZATIONS) - {"reuse"})   # all but one    # doctest: +SKIP
     """
+    options = _options(checkpoint, optimize, sparse, unknown)
     if f is None:
         return lambda g: grad(g, wrt, verbose=verbose, **options)
     inner = getattr(f, "s2sgrad_gradient_of", None)
@@ -229,27 +251,44 @@ def grad(f: Callable | None = None, wrt: Wrt = 0, *, verbose: bool = False, **op
     return _make(f, wrt, "grad", verbose, options)
 
 
-def value_and_grad(f: Callable | None = None, wrt: Wrt = 0, *, verbose: bool = False, **options) -> Callable:
-    """Like `grad`, but the derivative returns ``(f(*args), gradient)``."""
+def value_and_grad(f: Callable | None = None, wrt: Wrt = 0, *, verbose: bool = False,
+                   checkpoint: Schedule | None = None, optimize: Optimize = True, sparse: bool = False,
+                   **unknown) -> Callable:
+    """Like `grad`, but the derivative returns ``(f(*args), gradient)``; the same options.
+
+        >>> f_df = sg.value_and_grad(f, optimize=set(sg.OPTIMIZATIONS) - {"to_be_recorded"})   # doctest: +SKIP
+    """
+    options = _options(checkpoint, optimize, sparse, unknown)
     if f is None:
         return lambda g: value_and_grad(g, wrt, verbose=verbose, **options)
     return _make(f, wrt, "value_and_grad", verbose, options)
 
 
-def vjp(f: Callable | None = None, wrt: Wrt = 0, *, verbose: bool = False, **options) -> Callable:
-    """The vector-Jacobian product: ``df(*args, dout)`` returns ``(f(*args), dout · ∂f/∂wrt)``."""
+def vjp(f: Callable | None = None, wrt: Wrt = 0, *, verbose: bool = False, checkpoint: Schedule | None = None,
+        optimize: Optimize = True, sparse: bool = False, **unknown) -> Callable:
+    """The vector-Jacobian product: ``df(*args, dout)`` returns ``(f(*args), dout · ∂f/∂wrt)``;
+    the options of `grad`.
+
+        >>> df = sg.vjp(f, optimize={"activity", "symbolic_zeros"})   # only these two    # doctest: +SKIP
+    """
+    options = _options(checkpoint, optimize, sparse, unknown)
     if f is None:
         return lambda g: vjp(g, wrt, verbose=verbose, **options)
     return _make(f, wrt, "vjp", verbose, options)
 
 
 def source(f: Callable, wrt: Wrt = 0, *, mode: str = "grad", stage: str = "gradient",
-           args: Sequence | None = None, **options) -> str:
+           args: Sequence | None = None, checkpoint: Schedule | None = None, optimize: Optimize = True,
+           sparse: bool = False, **unknown) -> str:
     """The generated module for `f` as a string: exactly what runs.
 
     `stage="lowered"` prints the functional control-flow form instead. `args`, if
     given, are example arguments (lists and tuples of arrays are specialized on).
+    The options are those of `grad` (forward mode always runs every optimization):
+
+        >>> print(sg.source(f, optimize=False))              # the naive scheme     # doctest: +SKIP
     """
+    options = checked_options(_options(checkpoint, optimize, sparse, unknown))
     f = getattr(f, "__wrapped__", f)
     if mode in ("forward", "hvp"):
         from .higher import source as higher_source

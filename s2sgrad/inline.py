@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from . import primitives
 from .errors import S2SGradError
 from .ir import Const, Op, Var, atom_expr
+from .optimizations import ALL
 from .rules.registry import Rule
 from .syntax import np_call as _np_call
 
@@ -105,11 +106,14 @@ def _target_atom(target, bindings):
 
 
 def expand(rule: Rule, op: Op, result: str, adjoint: ast.expr, is_active, names, shapes=None,
-           fold: bool = True) -> list:
+           optimizations: frozenset[str] = ALL) -> list:
     """The statements and `Contribution`s that apply `rule` at `op` (whose value is named `result`).
 
-    With `shapes` (a `shapes.Shapes`), ``unbroadcast`` is left out where an argument certainly
-    has the result's shape, and written as a plain sum where the argument's shape is known.
+    With `shapes` (a `shapes.Shapes`) and the optimization "shapes", ``unbroadcast`` is left out
+    where an argument certainly has the result's shape, and written as a plain sum where the
+    argument's shape is known ("dot": a dot product where it can); with "float_math", NumPy
+    functions of a scalar become their `math` twins; "constant_folding" folds what substitution
+    leaves constant.
     """
     bindings = bind(rule, op)
     temps = {}
@@ -137,12 +141,14 @@ def expand(rule: Rule, op: Op, result: str, adjoint: ast.expr, is_active, names,
                 continue
             if is_active(atom):
                 expr = substitute.visit(copy.deepcopy(stmt.value))
-                if shapes is not None:
-                    expr = _Unbroadcast(shapes, result, adjoint).visit(expr)
+                if shapes is not None and "shapes" in optimizations:
+                    expr = _Unbroadcast(shapes, result, adjoint, "dot" in optimizations).visit(expr)
+                if shapes is not None and "float_math" in optimizations:
+                    expr = _FloatMath(shapes).visit(expr)
                 steps.append(Contribution(atom, expr))
         else:
             steps.append(substitute.visit(copy.deepcopy(stmt)))
-    for step in steps if fold else ():
+    for step in steps if "constant_folding" in optimizations else ():
         if isinstance(step, Contribution):
             step.expr = _FoldConstants().visit(step.expr)
         else:
@@ -192,10 +198,11 @@ class _Unbroadcast(ast.NodeTransformer):
     shape, ``np.sum(g)`` where x is a scalar, ``sum_to(g, (3, 1))`` where x's shape is known;
     ``unreduce(g, x, None, False)`` -> ``np.broadcast_to(g, (3, 4))`` where x's shape is known."""
 
-    def __init__(self, shapes, result: str, adjoint: ast.expr | None = None):
+    def __init__(self, shapes, result: str, adjoint: ast.expr | None = None, dot: bool = True):
         self.shapes = shapes
         self.result = result
         self.adjoint = ast.dump(adjoint) if adjoint is not None else None
+        self.dot = dot
 
     def matmul(self, node):
         return _matmul_specialized(node, self.shapes)
@@ -203,17 +210,14 @@ class _Unbroadcast(ast.NodeTransformer):
     def total(self, g):
         """``np.sum(g)``; for ``d[y] * b`` with y and b vectors of one shape, the dot product ``d[y] @ b``."""
         result = self.shapes.concrete(Var(self.result))
-        if isinstance(g, ast.BinOp) and isinstance(g.op, ast.Mult) and result is not None and len(result) == 1 \
-                and ast.dump(g.left) == self.adjoint and isinstance(g.right, ast.Name) \
+        if self.dot and isinstance(g, ast.BinOp) and isinstance(g.op, ast.Mult) and result is not None \
+                and len(result) == 1 and ast.dump(g.left) == self.adjoint and isinstance(g.right, ast.Name) \
                 and self.shapes.concrete(Var(g.right.id)) == result:
             return ast.BinOp(g.left, ast.MatMult(), g.right)
         return _np_call("sum", g)
 
     def visit_Call(self, node):
         self.generic_visit(node)
-        scalar = _scalar_math(node, self.shapes)
-        if scalar is not None:
-            return scalar
         if not isinstance(node.func, ast.Name) or len(node.args) < 2:
             return node
         like = node.args[1]
@@ -245,16 +249,22 @@ class _Unbroadcast(ast.NodeTransformer):
 SCALAR_TWINS = {"sin": "sin", "cos": "cos", "tanh": "tanh", "arctan": "atan"}
 
 
-def _scalar_math(node, shapes):
+class _FloatMath(ast.NodeTransformer):
     """``np.cos(y)`` -> ``math.cos(y)`` in backward code where y is certainly a scalar: the same function,
     without NumPy's per-call cost for one number."""
-    func = node.func
-    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "np" \
-            and func.attr in SCALAR_TWINS and len(node.args) == 1 and not node.keywords \
-            and isinstance(node.args[0], ast.Name) and shapes.is_scalar(Var(node.args[0].id)):
-        return ast.Call(ast.Attribute(ast.Name("math", ast.Load()), SCALAR_TWINS[func.attr], ast.Load()),
-                        node.args, [])
-    return None
+
+    def __init__(self, shapes):
+        self.shapes = shapes
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        func = node.func
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "np" \
+                and func.attr in SCALAR_TWINS and len(node.args) == 1 and not node.keywords \
+                and isinstance(node.args[0], ast.Name) and self.shapes.is_scalar(Var(node.args[0].id)):
+            return ast.Call(ast.Attribute(ast.Name("math", ast.Load()), SCALAR_TWINS[func.attr], ast.Load()),
+                            node.args, [])
+        return node
 
 
 def _matmul_specialized(node, shapes):

@@ -21,6 +21,7 @@ from .errors import S2SGradError, UnsupportedSyntax
 from .ir import Const, Global, Op, Var
 from .lower import LiftedFunction, lower_function
 from .names import Names, identifier
+from .optimizations import ALL
 from .reverse import Reverse, _call, _name, _store
 from .peephole import simplify_arithmetic
 from .syntax import function as _function
@@ -59,9 +60,9 @@ def kind_of(value):
 class GradientModule:
     """One generated module: its functions, and the user globals they refer to."""
 
-    def __init__(self, checkpoint=None, optimize: bool = True, sparse: bool = False):
+    def __init__(self, checkpoint=None, optimizations: frozenset[str] = ALL, sparse: bool = False):
         self.checkpoint = checkpoint            # schedule for outermost loops without their own marker
-        self.optimize = optimize
+        self.optimizations = optimizations      # names from `optimizations.OPTIMIZATIONS`
         self.sparse = sparse
         self.functions: list[ast.FunctionDef] = []
         self.namespace: dict = {}
@@ -95,9 +96,10 @@ class GradientModule:
         """The gradient function: forward sweep, backward sweep, gradients of `wrt` returned."""
         self.in_progress.append((id(fn), None))
         lowered, names = self.prepare(fn, [p for p, k in (arg_kinds or {}).items() if k in (SCALAR, INT)])
-        analysis = analyze(lowered, list(wrt), arg_kinds)
+        analysis = analyze(lowered, list(wrt), arg_kinds, activity="activity" in self.optimizations)
         self.origin = f"{os.path.basename(lowered.source.filename)}:{lowered.name}"
-        sweeps = Reverse(lowered, wrt, analysis, self, names, self.checkpoint, self.optimize, self.sparse).run()
+        sweeps = Reverse(lowered, wrt, analysis, self, names, self.checkpoint, self.optimizations,
+                         self.sparse).run()
         grads = [g if g is not None else _call("zeros_like", _name(p)) for g, p in zip(sweeps.grads, wrt)]
         grad = grads[0] if len(grads) == 1 else ast.Tuple(grads, ast.Load())
         body = [comment_line("forward sweep"), *sweeps.forward]
@@ -158,8 +160,8 @@ class GradientModule:
     def build_callee(self, fn, mask, function_names, loc) -> None:
         lowered, names = self.prepare(fn)
         wrt = [p for p, m in zip(lowered.params, mask) if m]
-        analysis = analyze(lowered, wrt)
-        sweeps = Reverse(lowered, wrt, analysis, self, names, self.checkpoint, self.optimize).run()
+        analysis = analyze(lowered, wrt)         # the caller's activity decides which parameters are varied
+        sweeps = Reverse(lowered, wrt, analysis, self, names, self.checkpoint, self.optimizations).run()
         forward_name, backward_name = function_names
         if not any(mask):
             node = _function(forward_name, lowered.params, [*sweeps.forward, ast.Return(sweeps.result)])
@@ -183,13 +185,17 @@ class GradientModule:
 
     def tidy(self, node: ast.FunctionDef, names: Names, keep=frozenset(), row_stacks=frozenset()) -> ast.FunctionDef:
         """Fold temporaries used once, simplify signs and scale factors, do primal-only loop work on all trips
-        at once, merge copies into one name."""
+        at once, merge copies into one name (each optimization among these only where it is switched on)."""
         fold(node, foldable=names.temporary - set(keep))
-        drop_broadcasts(node)
-        simplify_arithmetic(node)
-        vectorize(node, row_stacks, names)
+        if "drop_broadcasts" in self.optimizations:
+            drop_broadcasts(node)
+        if "simplify_arithmetic" in self.optimizations:
+            simplify_arithmetic(node)
+        if "vectorize" in self.optimizations:
+            vectorize(node, row_stacks, names)
         coalesce(node, fixed=set(keep), temporary=names.temporary)
-        merge_collections(node)
+        if "batched_accumulation" in self.optimizations:
+            merge_collections(node)
         return node
 
     # ---------------------------------------------------------------- output

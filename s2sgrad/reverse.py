@@ -29,6 +29,7 @@ from .inline import Contribution, expand
 from .inplace import MUTATIONS, in_place_writes, value_reads
 from .ir import Assign, Const, Function, If, Op, Var, While, atom_expr, captures, value_expr, writes
 from .names import identifier
+from .optimizations import ALL
 from .rules import is_nondifferentiable, rule_for
 from .syntax import assign as _assign, attr as _attr, call as _call, name as _name, np_call as _np_call
 from .syntax import origin as _origin, store as _store
@@ -80,11 +81,10 @@ class Reverse:
     """Reverses one lowered function with respect to some of its parameters."""
 
     def __init__(self, fn: Function, wrt: list[str], analysis: Analysis, module, names, checkpoint=None,
-                 optimize: bool = True, sparse: bool = False):
+                 optimizations: frozenset[str] = ALL, sparse: bool = False):
         self.fn = fn
         self.keep_sparse = sparse               # hand a gathered array's gradient back as a SparseGrad
-        self.optimize = optimize                # False: the naive scheme, for comparison (push everything,
-        #                                         zeros for every adjoint, no in-place work, no shape knowledge)
+        self.optimizations = optimizations      # names from `optimizations.OPTIMIZATIONS`; none: the naive scheme
         self.checkpoint = checkpoint            # the schedule for outermost loops without a marker
         self.drivers: dict[int, str] = {}       # checkpointed loop id -> its Checkpoints object
         self.deferred: list = []                # code to fill in once in-place writes are decided
@@ -111,7 +111,7 @@ class Reverse:
         self.records: dict[int, str] = {}       # user-call statement id -> its record name
         self.may_alias: dict[str, bool] = {}    # adjoint may be the seed or a primal value itself
         self.primal_names = writes(fn.body) | set(fn.params)
-        self.computed = _computed(fn.body) if optimize else {}   # expression -> top-level name holding it
+        self.computed = _computed(fn.body) if "reuse" in optimizations else {}   # expression -> name holding it
 
     # ---------------------------------------------------------------- entry
 
@@ -134,7 +134,7 @@ class Reverse:
                 grads.append(_call("complete", _name(self.adjoint_name(param)), _name(param)))
             else:
                 grads.append(_name(self.adjoint_name(param)))
-        self.in_place = in_place_writes(self.fn, backward) if self.optimize else set()
+        self.in_place = in_place_writes(self.fn, backward) if "in_place_writes" in self.optimizations else set()
         for fill in self.deferred:
             fill()
         forward = self.forward_block(self.fn.body)
@@ -163,7 +163,7 @@ class Reverse:
         is_sparse = self.may_be_sparse(expr)
         if name in self.has:
             if self.analysis.kind.get(name, TENSOR) == TENSOR and name not in self.sparse and not is_sparse:
-                if self.optimize and not self.may_alias.get(name, True):
+                if "in_place_accumulation" in self.optimizations and not self.may_alias.get(name, True):
                     # the buffer is the gradient's own (zeros it made, or a sum it computed): add in place
                     return [_origin(ast.AugAssign(_store(dname), ast.Add(), expr), origin)]
                 value = ast.BinOp(_name(dname), ast.Add(), expr)
@@ -176,7 +176,7 @@ class Reverse:
             return [_assign(dname, value, origin)]
         self.has.add(name)
         self.may_alias[name] = _may_alias(expr)
-        if not self.optimize and self.analysis.kind.get(name, TENSOR) == TENSOR:
+        if "symbolic_zeros" not in self.optimizations and self.analysis.kind.get(name, TENSOR) == TENSOR:
             expr = ast.BinOp(_call("zeros_like", _name(name)), ast.Add(), _call("densify", expr))
             self.may_alias[name] = False
         if is_sparse:
@@ -219,10 +219,10 @@ class Reverse:
                     local.add(self.trips[id(stmt)])
                 if id(stmt) in self.records and not is_recomputed(stmt.value.fn):
                     local.add(self.records[id(stmt)])
-            needed = sorted(local & _reads(out)) if self.optimize else sorted(local)
-            if self.optimize:
-                self.shape_only |= set(needed) - value_reads(out)
-            carried = self.carried_to_next_trip(block, needed)
+            needed = sorted(local & _reads(out)) if "to_be_recorded" in self.optimizations else sorted(local)
+            if "shape_only_pushes" in self.optimizations:
+                self.shape_only |= (set(needed) & _reads(out)) - value_reads(out)
+            carried = self.carried_to_next_trip(block, [n for n in needed if n in _reads(out)])
             needed = [n for n in needed if n not in carried]
             self.pushes[id(block)] = needed
             owner = self.stack_owner.setdefault(id(self.loops[0]), [])
@@ -248,7 +248,8 @@ class Reverse:
         backward sweep: value -> loop variable. They are not pushed: the loop variable's stack holds them,
         and the loop's final value is pushed after it (``h_2`` of one trip is ``h`` of the next)."""
         loop = self.loops[-1] if self.loops else None
-        if not self.optimize or loop is None or block is not loop.body or id(loop) in self.drivers:
+        if "carried_pushes" not in self.optimizations or loop is None or block is not loop.body \
+                or id(loop) in self.drivers:
             return {}
         carried = {}
         for param, out in zip(loop.params, loop.body_outs):
@@ -260,8 +261,8 @@ class Reverse:
     def holds_small_rows(self, name: str) -> bool:
         """Is `name` an array of one known, small shape every trip (its stack can be popped as rows)?"""
         shape = self.analysis.shapes.concrete(Var(name))
-        return self.optimize and name not in self.shape_only and self.analysis.kind.get(name) == TENSOR \
-            and bool(shape) and int(np.prod(shape)) <= ROW_SIZE_LIMIT
+        return "vectorize" in self.optimizations and name not in self.shape_only \
+            and self.analysis.kind.get(name) == TENSOR and bool(shape) and int(np.prod(shape)) <= ROW_SIZE_LIMIT
 
     def backward_assign(self, stmt: Assign) -> list:
         target = stmt.target
@@ -291,10 +292,10 @@ class Reverse:
                 f"register one with @s2sgrad.adjoint({label}), or wrap the argument in "
                 "s2sgrad.stop_gradient(...) if no gradient should flow through it")
         out = []
-        shapes = self.analysis.shapes if self.optimize else None
         reuse = _Reuse(self.computed)
-        steps = expand(rule, value, target, dtarget, self.is_active, self.names, shapes, self.optimize)
-        for step in _merge_twins(steps) if self.optimize else steps:
+        steps = expand(rule, value, target, dtarget, self.is_active, self.names, self.analysis.shapes,
+                       self.optimizations)
+        for step in _merge_twins(steps) if "merge_twins" in self.optimizations else steps:
             if isinstance(step, Contribution):
                 out += self.batch(step) or self.contribute(step.atom, reuse.visit(step.expr), origin)
             else:
@@ -405,9 +406,10 @@ class Reverse:
         expr = step.expr
         if not self.loops or id(self.loops[0]) in self.drivers:
             return []                         # a checkpointed loop keeps O(1) trips' worth of values
-        if self.optimize and isinstance(expr, ast.Name) and not self.branches:
+        batching = "batched_accumulation" in self.optimizations
+        if batching and isinstance(expr, ast.Name) and not self.branches:
             return self.batch_sum(step)
-        if not (self.optimize and self.loops and isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute)
+        if not (batching and self.loops and isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute)
                 and isinstance(expr.func.value, ast.Name) and expr.func.value.id == "np"
                 and expr.func.attr == "outer" and len(expr.args) == 2
                 and all(isinstance(a, ast.Name) for a in expr.args)):
@@ -648,6 +650,8 @@ def _rule_label(fn, name=None) -> str:
 
 def _why_kept(name: str, code: list, shape_only: bool) -> str:
     """Which adjoint reads `name` (the first in `code`), for the comment on its stack."""
+    if name not in _reads(code):
+        return "the backward sweep does not read it (to_be_recorded is off)"
     for statement in code:
         for node in ast.walk(statement):
             if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == name:

@@ -51,7 +51,8 @@ class Stack(list):
         if stacked.dtype.kind not in "fc" and len({row.dtype for row in rows}) > 1:
             raise TypeError(f"values pushed on one stack changed dtype from trip to trip "
                             f"({', '.join(sorted({str(row.dtype) for row in rows}))}); "
-                            "turn off the optimization that pops them as rows: optimize=False")
+                            "turn off the optimization that pops them as rows: "
+                            "optimize=set(s2sgrad.OPTIMIZATIONS) - {'vectorize'}")
         return stacked
 
 

@@ -58,3 +58,23 @@ def rnn_plus_weight(W, h, xs):
     for x in xs:
         h = np.tanh(W @ h + x)
     return W + h                     # for vjp, dW starts as the caller's seed itself
+
+
+def grows(x, n):
+    y = 1.0                      # a scalar that becomes an array: its shape is read, not its value
+    for i in range(n):
+        y = y * 0.5 + x
+    return np.sum(y * y)
+
+
+def scale(s, v):
+    return np.sum(np.sin(s * v))
+
+
+def square(x):
+    return np.sum(x * x)
+
+
+def negated_terms(x):
+    a = np.sin(x) * np.cos(x)                # the rule of cos contributes -(d * sin(x))
+    return np.sum(np.sqrt(1.0 + x * x) + a)

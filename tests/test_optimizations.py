@@ -1,63 +1,213 @@
-"""Each optimization is visible in the generated code, and optimize=False (the naive scheme) turns it off
-while computing the same gradient."""
+"""Each optimization is a pass of its own: switching off that one alone changes the generated code in the
+way asserted here, and the gradient stays the same. optimize=False switches them all off."""
+from pathlib import Path
+
 import numpy as np
+import pytest
 
 import s2sgrad as sg
+from s2sgrad.optimizations import ALL, NEEDS, needing, resolve
 
 import optimization_cases as cases
 
 rng = np.random.default_rng(0)
 
 
-def both(fn, args, wrt=0):
-    """Optimized and naive source, after checking that both give the same gradient."""
-    fast = sg.grad(fn, wrt)(*args)
-    slow = sg.grad(fn, wrt, optimize=False)(*args)
-    for a, b in zip(fast if isinstance(wrt, tuple) else [fast], slow if isinstance(wrt, tuple) else [slow]):
-        np.testing.assert_allclose(a, b, rtol=1e-12)
-    return sg.source(fn, wrt, args=args), sg.source(fn, wrt, args=args, optimize=False)
+def vector(n):
+    return rng.standard_normal(n)
 
 
-def test_push_only_what_the_backward_sweep_reads():
-    fast, slow = both(cases.loop, (0.7, 5))
+def grads(fn, args, wrt, optimize) -> list:
+    out = sg.grad(fn, wrt, optimize=optimize)(*args)
+    return list(out) if isinstance(wrt, tuple) else [out]
+
+
+def without(name, fn, args, wrt):
+    """The source with every optimization, and with all but `name` (and those that need it), after
+    checking that both give the same gradient."""
+    off = ALL - {name} - needing(name)
+    for fast, slow in zip(grads(fn, args, wrt, True), grads(fn, args, wrt, off)):
+        np.testing.assert_allclose(slow, fast, rtol=1e-12)
+    return sg.source(fn, wrt, args=args), sg.source(fn, wrt, args=args, optimize=off)
+
+
+def backward(source: str) -> str:
+    return source.split("# backward sweep")[1]
+
+
+def forward(source: str) -> str:
+    return source.split("# backward sweep")[0]
+
+
+# ---------------------------------------------------------------- one expectation per optimization
+
+EXPECTED: dict = {}          # name -> (function, arguments, wrt, check of (optimized source, source without it))
+
+
+def expect(name, fn, args, wrt=0):
+    def register(check):
+        EXPECTED[name] = (fn, args, wrt, check)
+        return check
+    return register
+
+
+@expect("activity", cases.unused_branch, (vector(3), vector(3)))
+def no_adjoint_code_for_values_independent_of_wrt(fast, slow):
+    assert "dw" not in fast and "dw = " in slow                 # w is not differentiated
+
+
+@expect("symbolic_zeros", cases.reuse, (vector(3),))
+def no_zero_buffers(fast, slow):
+    assert "zeros_like" not in fast and "zeros_like(x) + " in slow
+
+
+@expect("to_be_recorded", cases.loop, (0.7, 5))
+def push_only_what_the_backward_sweep_reads(fast, slow):
     assert fast.count(".push(") == 2 and "i_stack" not in fast          # y and sin; not the counter
-    assert slow.count(".push(") > fast.count(".push(")
+    assert slow.count(".push(") > 2 and "i_stack.push(i)" in slow
+    assert "i_stack = Stack()  # the backward sweep does not read it (to_be_recorded is off)" in slow
 
 
-def test_inactive_values_get_no_adjoint_code():
-    fast, _ = both(cases.unused_branch, (rng.standard_normal(3), rng.standard_normal(3)))
-    assert "dw" not in fast and "dcos" not in fast
+@expect("shape_only_pushes", cases.grows, (vector(3), 4))
+def push_only_the_shape_of_what_is_read_for_its_shape(fast, slow):
+    assert "prod_shape_stack.push(like(prod))" in fast
+    assert "push(like(" not in slow and "prod_stack.push(prod)" in slow
 
 
-def test_symbolic_zeros():
-    fast, slow = both(cases.reuse, (rng.standard_normal(3),))
-    assert "zeros_like" not in fast and "zeros_like" in slow
+@expect("carried_pushes", cases.rnn, (vector((3, 3)) * 0.5, vector(3), vector((4, 3))), (0, 1, 2))
+def a_value_the_next_trip_starts_with_is_pushed_once(fast, slow):
+    assert "h_stack_1" not in fast and "reads it one trip earlier" in fast
+    assert "h_stack_1.push(h_1)" in slow and "one trip earlier" not in slow
 
 
-def test_equal_contributions_and_constant_folding():
-    fast, slow = both(cases.square_and_power, (rng.standard_normal(3),))
-    assert "2 - 1" not in fast and "** (2 - 1)" in slow.replace("**(2 - 1)", "** (2 - 1)")
-    assert "2 * (" in fast                                     # x * x: one product, doubled
+@expect("reuse", cases.reuse, (vector(3),))
+def primal_values_are_reused(fast, slow):
+    assert "np.cos(x)" not in backward(fast) and "np.cos(x)" in backward(slow)
 
 
-def test_primal_values_are_reused():
-    fast, slow = both(cases.reuse, (rng.standard_normal(3),))
-    assert "np.cos(x)" not in fast.split("# backward sweep")[1]
-    assert "np.cos(x)" in slow.split("# backward sweep")[1]
+@expect("merge_twins", cases.square_and_power, (vector(3),))
+def equal_contributions_are_merged(fast, slow):
+    assert fast.count("dx += ") == 1 and "2 * (" in fast                # x * x: one product, doubled
+    assert slow.count("dx += ") == 2 and "2 * (" not in slow
 
 
-def test_in_place_accumulation_and_batched_weight_gradients():
-    W, h, xs = rng.standard_normal((3, 3)) * 0.5, rng.standard_normal(3), rng.standard_normal((4, 3))
-    fast, slow = both(cases.rnn, (W, h, xs), wrt=(0, 1, 2))
-    assert "dW += dmatmul_rows.T @ h_rows" in fast and "_rows.append(" in fast
-    assert "dW += " not in slow and "dW = dW + " in slow
+@expect("constant_folding", cases.square_and_power, (vector(3),))
+def constants_are_folded(fast, slow):
+    assert "2 - 1" not in fast and "2 - 1" in slow
 
 
-def test_unbroadcast_only_where_shapes_differ():
-    x, b = rng.standard_normal((2, 3)), rng.standard_normal(3)
-    fast, slow = both(cases.broadcast, (x, b), wrt=(0, 1))
+@expect("shapes", cases.broadcast, (vector((2, 3)), vector(3)), (0, 1))
+def unbroadcast_only_where_shapes_differ(fast, slow):
     assert "unbroadcast" not in fast and "sum_to(" in fast        # x needs none; b is summed over rows
-    assert slow.count("unbroadcast") == 2
+    assert slow.count("unbroadcast") == 2 and "sum_to(" not in slow
+
+
+@expect("dot", cases.scale, (0.3, vector(3)))
+def the_sum_of_a_product_of_vectors_is_a_dot_product(fast, slow):
+    assert "np.cos(prod) @ v" in fast and "np.sum(" not in backward(fast)
+    assert "@" not in slow and "np.sum(" in backward(slow)
+
+
+@expect("drop_broadcasts", cases.square, (vector(3),))
+def no_broadcast_in_a_product_with_a_value_of_the_shape(fast, slow):
+    assert "broadcast_to" not in fast and "np.broadcast_to(dsum, (3,)) * x" in slow
+
+
+@expect("simplify_arithmetic", cases.negated_terms, (vector(3),))
+def a_negated_term_is_subtracted(fast, slow):
+    assert "dx -= da * sin * sin" in fast and "-(" not in backward(fast) and "0.5" not in backward(fast)
+    assert "dx += -(da * sin) * sin" in slow and "2 * (da * 0.5 / sqrt * x)" in slow
+
+
+@expect("float_math", cases.loop, (0.7, 5))
+def scalar_backward_code_uses_math(fast, slow):
+    assert "math.cos(y)" in fast and "np.cos" not in fast
+    assert "math." not in slow and "np.cos(y)" in slow
+
+
+@expect("in_place_accumulation", cases.loop, (0.7, 5))
+def adjoints_accumulate_in_place(fast, slow):
+    assert "dx += dy * sin" in fast
+    assert "+=" not in backward(slow) and "dx = dx + dy * sin" in slow
+
+
+@expect("in_place_writes", cases.writes, (vector(5),))
+def writes_run_in_place(fast, slow):
+    assert "y[i] = " in fast and "setitem(" not in forward(fast)
+    assert "y[i] = " not in slow and "setitem(y" in forward(slow)
+
+
+@expect("batched_accumulation", cases.rnn, (vector((3, 3)) * 0.5, vector(3), vector((4, 3))), (0, 1, 2))
+def weight_gradients_are_summed_once_after_the_loop(fast, slow):
+    assert "dW += dmatmul_rows.T @ h_rows" in fast and "_rows.append(" in fast
+    assert "_rows" not in slow and "dW += np.outer(dmatmul, h" in slow
+
+
+@expect("vectorize", cases.rnn, (vector((3, 3)) * 0.5, vector(3), vector((4, 3))), (0, 1, 2))
+def primal_arithmetic_of_a_backward_loop_runs_on_all_trips_at_once(fast, slow):
+    assert "h_stack.pop_rows(trips + 1)" in fast and "h_2_terms = 1.0 - h_2_rows * h_2_rows" in fast
+    assert "pop_rows" not in slow and "dmatmul = dh * (1.0 - h_2 * h_2)" in slow
+
+
+@pytest.mark.parametrize("name", list(sg.OPTIMIZATIONS))
+def test_switching_one_off_changes_only_the_code(name):
+    fn, args, wrt, check = EXPECTED[name]        # a new optimization needs an expectation above
+    check(*without(name, fn, args, wrt))
+
+
+def test_every_expectation_names_an_optimization():
+    assert set(EXPECTED) == set(sg.OPTIMIZATIONS)
+
+
+# ---------------------------------------------------------------- what optimize= accepts
+
+def test_false_is_the_empty_set_and_true_is_every_optimization():
+    kinds = ("scalar", "int")
+    assert resolve(False) == frozenset() and resolve(True) == frozenset(sg.OPTIMIZATIONS)
+    assert sg.api.generated(cases.loop, ["x"], "grad", kinds, optimize=False) \
+        is sg.api.generated(cases.loop, ["x"], "grad", kinds, optimize=[])
+    assert sg.api.generated(cases.loop, ["x"], "grad", kinds, optimize=True) \
+        is sg.api.generated(cases.loop, ["x"], "grad", kinds, optimize=list(sg.OPTIMIZATIONS))
+
+
+def test_different_sets_do_not_share_generated_code():
+    kinds = ("scalar", "int")
+    everything = sg.api.generated(cases.loop, ["x"], "grad", kinds)
+    one_less = sg.api.generated(cases.loop, ["x"], "grad", kinds, optimize=ALL - {"float_math"})
+    assert one_less is not everything and one_less.source != everything.source
+
+
+def test_naive_scheme_gives_the_same_gradient():
+    W, h, xs = vector((3, 3)) * 0.5, vector(3), vector((4, 3))
+    for fast, slow in zip(grads(cases.rnn, (W, h, xs), (0, 1, 2), True),
+                          grads(cases.rnn, (W, h, xs), (0, 1, 2), False)):
+        np.testing.assert_allclose(slow, fast, rtol=1e-12)
+
+
+def test_unknown_name_is_an_error_with_the_names_as_hint():
+    with pytest.raises(sg.S2SGradError, match="unknown optimization") as error:
+        sg.grad(cases.loop, optimize={"resue"})
+    assert "did you mean 'reuse'" in error.value.hint
+    assert all(name in error.value.hint for name in sg.OPTIMIZATIONS)
+
+
+@pytest.mark.parametrize("name", sorted(NEEDS))
+def test_an_optimization_without_the_one_it_needs_is_an_error(name):
+    needed = NEEDS[name]
+    with pytest.raises(sg.S2SGradError, match=f"optimization '{name}' needs '{needed}'") as error:
+        sg.grad(cases.loop, optimize=ALL - {needed} - (needing(needed) - {name}))
+    assert error.value.hint == f"add '{needed}', or leave out '{name}'"
+
+
+def test_optimize_takes_a_collection_of_names_not_one():
+    with pytest.raises(sg.S2SGradError, match="collection of optimization names") as error:
+        sg.grad(cases.loop, optimize="reuse")
+    assert "OPTIMIZATIONS" in error.value.hint
+
+
+def test_sparse_gradients_need_symbolic_zeros():
+    with pytest.raises(sg.S2SGradError, match="sparse=True needs the optimization 'symbolic_zeros'"):
+        sg.grad(cases.gather, sparse=True, optimize=False)
 
 
 def test_sparse_gradient_of_a_gather():
@@ -67,20 +217,25 @@ def test_sparse_gradient_of_a_gather():
     np.testing.assert_allclose(g.dense(), sg.grad(cases.gather, optimize=False)(W, idx))
 
 
-def test_writes_in_place():
-    fast, slow = both(cases.writes, (rng.standard_normal(5),))
-    assert "y[i] = " in fast and "setitem(" not in fast.split("# backward sweep")[0]
-    assert "setitem(y" in slow
+def test_every_optimization_is_documented():
+    design = (Path(__file__).parent.parent / "docs" / "design.md").read_text()
+    for name, description in sg.OPTIMIZATIONS.items():
+        assert f"| `{name}` |" in design                  # a row of the table in "Optimizations"
+        assert "\n" not in description
+    for name, needed in NEEDS.items():
+        assert f"needs {needed}" in sg.OPTIMIZATIONS[name]
 
+
+# ---------------------------------------------------------------- in place only into the gradient's own buffers
 
 def test_batched_sums_are_not_added_into_a_read_only_broadcast():
-    W, h, xs = rng.standard_normal((3, 3)) * 0.5, rng.standard_normal(3), rng.standard_normal((4, 3))
+    W, h, xs = vector((3, 3)) * 0.5, vector(3), vector((4, 3))
     assert sg.check_grad(cases.rnn_and_weight_sum, W, h, xs) < 1e-7
     assert "dW += " not in sg.source(cases.rnn_and_weight_sum, args=(W, h, xs))
 
 
 def test_batched_sums_leave_the_callers_seed_alone():
-    W, h, xs = rng.standard_normal((3, 3)) * 0.5, rng.standard_normal(3), rng.standard_normal((4, 3))
+    W, h, xs = vector((3, 3)) * 0.5, vector(3), vector((4, 3))
     seed = np.ones((3, 3))
     _, dW = sg.vjp(cases.rnn_plus_weight)(W, h, xs, seed)
     np.testing.assert_array_equal(seed, np.ones((3, 3)))
