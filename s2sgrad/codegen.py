@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import ast
+import copy
 import linecache
 import os
 
@@ -74,6 +75,24 @@ class _Replace(ast.NodeTransformer):
             self.done = True
             return self.expr
         return node
+
+
+class _Unshare(ast.NodeTransformer):
+    """Give every place in the tree its own node: the passes below rename and rewrite nodes in place."""
+
+    def __init__(self):
+        self.seen: set[int] = set()
+
+    def visit(self, node):
+        if id(node) in self.seen:
+            return copy.deepcopy(node)
+        self.seen.add(id(node))
+        return super().visit(node)
+
+
+def unshare(fn: ast.FunctionDef) -> ast.FunctionDef:
+    """Copy each node that appears in more than one place (a rule's expression used twice, say)."""
+    return _Unshare().visit(fn)
 
 
 def fold(fn: ast.FunctionDef, foldable: set[str]) -> ast.FunctionDef:

@@ -15,7 +15,7 @@ import numpy as np
 
 from . import ir, runtime, schedules
 from .analyze import INT, SCALAR, SEQ, TENSOR, analyze
-from .codegen import comment_line, compile_module, drop_broadcasts, fold, merge_collections, render
+from .codegen import comment_line, compile_module, drop_broadcasts, fold, merge_collections, render, unshare
 from .coalesce import coalesce
 from .errors import S2SGradError, UnsupportedSyntax
 from .ir import Const, Global, Op, Var
@@ -186,6 +186,7 @@ class GradientModule:
     def tidy(self, node: ast.FunctionDef, names: Names, keep=frozenset(), row_stacks=frozenset()) -> ast.FunctionDef:
         """Fold temporaries used once, simplify signs and scale factors, do primal-only loop work on all trips
         at once, merge copies into one name (each optimization among these only where it is switched on)."""
+        unshare(node)
         fold(node, foldable=names.temporary - set(keep))
         if "drop_broadcasts" in self.optimizations:
             drop_broadcasts(node)

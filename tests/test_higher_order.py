@@ -312,6 +312,25 @@ def rnn_inputs(steps=100, hidden=32, inputs=16, seed=2):
     return W, U, b, xs
 
 
+def rows_written_in_a_loop(x):
+    out = np.zeros((3, 3))
+    h = x
+    s = 0.0
+    for i in range(3):
+        h = np.tanh(h * 1.5 + i)
+        s = s + np.sum(np.sin(out))          # reads `out` before the write below: the write copies
+        out[i] = h * x
+    return np.sum(out * out) + s
+
+
+def test_hvp_through_a_copying_row_write():
+    x, v = rand(3), rand(3, seed=1)
+    assert "setitem(" in sg.source(rows_written_in_a_loop, args=(x,)).split("# backward")[0]
+    gradient, eps = sg.grad(rows_written_in_a_loop), 1e-6
+    numeric = (gradient(x + eps * v) - gradient(x - eps * v)) / (2 * eps)
+    np.testing.assert_allclose(hvp(rows_written_in_a_loop)(x, v), numeric, rtol=1e-6, atol=1e-8)
+
+
 def test_hvp_of_a_100_step_rnn_loss():
     W, U, b, xs = rnn_inputs()
     rng = np.random.default_rng(5)
