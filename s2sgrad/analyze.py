@@ -37,6 +37,7 @@ class Analysis:
     active: set = field(default_factory=set)
     kind: dict = field(default_factory=dict)
     shapes: "Shapes" = None
+    arg_kinds: dict = field(default_factory=dict)     # what the code is specialized on, per parameter
 
     def is_active(self, atom) -> bool:
         return isinstance(atom, Var) and atom.name in self.active
@@ -50,7 +51,7 @@ def analyze(fn: Function, wrt: list[str], arg_kinds: dict[str, str] | None = Non
     Without `activity` (for comparison), values computed by derivative rules from the other
     parameters (not known to be integers) count as varied too: they get adjoint code nothing reads.
     """
-    analysis = Analysis()
+    analysis = Analysis(arg_kinds=dict(arg_kinds or {}))
     kinds = analysis.kind
     known_shapes, ints = {}, set()
     for param in fn.params:

@@ -130,7 +130,8 @@ class Reverse:
             elif self.keep_sparse and param in self.sparse:
                 grads.append(_name(self.adjoint_name(param)))
             elif self.may_alias.get(param, True) or param in self.sparse \
-                    or self.analysis.kind.get(param) != TENSOR:
+                    or self.analysis.kind.get(param) != TENSOR or self.analysis.arg_kinds.get(param) == TENSOR:
+                # ("tensor" is how a 0-d array is specialized on: arithmetic on it gives NumPy scalars)
                 grads.append(_call("complete", _name(self.adjoint_name(param)), _name(param)))
             else:
                 grads.append(_name(self.adjoint_name(param)))

@@ -175,6 +175,8 @@ def complete(g, x):
 
         >>> complete([None, np.ones(2)], [1.0, np.zeros(2)])
         [0.0, array([1., 1.])]
+        >>> complete(np.float64(2.0), np.array(1.0))
+        array(2.)
     """
     if g is None:
         return zeros_like(x)
@@ -188,6 +190,8 @@ def complete(g, x):
         if not isinstance(x, np.ndarray) and np.ndim(x) == 0 and g.ndim == 0:
             return g.item()
         return np.array(g, dtype=np.result_type(g.dtype, float), copy=True)
+    if isinstance(x, np.ndarray):                 # arithmetic on 0-d arrays gives NumPy scalars
+        return np.array(g, dtype=np.result_type(g, float))
     return g
 
 
