@@ -39,8 +39,8 @@ OPTIMIZATIONS = MappingProxyType({
     "drop_broadcasts": "no np.broadcast_to(e, s) in a product with a value of shape s (needs shapes)",
     "simplify_arithmetic": "exact rewrites that save an array operation: g += -(a * b) -> g -= a * b, powers "
                            "of two in one product combine",
-    "float_math": "in backward code, np.sin, np.cos, np.tanh, np.arctan of a value known to be a scalar are "
-                  "their math twins: the same functions (to an ulp) without NumPy's per-call cost",
+    "float_math": "in backward code, np.sin and np.cos of a value known to be a scalar are math.sin and "
+                  "math.cos: the same results without NumPy's per-call cost",
     "in_place_accumulation": "a later contribution to an adjoint buffer the gradient made itself is added "
                              "with += (never into the seed, an input or a primal value)",
     "in_place_writes": "y[i] = v and hs.append(h) run in place where nothing can see the difference; "

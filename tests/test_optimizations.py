@@ -1,5 +1,6 @@
 """Each optimization is a pass of its own: switching off that one alone changes the generated code in the
 way asserted here, and the gradient stays the same. optimize=False switches them all off."""
+import math
 from pathlib import Path
 
 import numpy as np
@@ -240,3 +241,11 @@ def test_batched_sums_leave_the_callers_seed_alone():
     _, dW = sg.vjp(cases.rnn_plus_weight)(W, h, xs, seed)
     np.testing.assert_array_equal(seed, np.ones((3, 3)))
     assert not np.shares_memory(dW, seed)
+
+
+def test_float_math_twins_give_numpys_results_bit_for_bit():
+    from s2sgrad.inline import SCALAR_TWINS
+    values = np.concatenate([rng.standard_normal(20000) * scale for scale in (1e-3, 1.0, 10.0, 1e4)])
+    for numpy_name, math_name in SCALAR_TWINS.items():
+        numpy_f, math_f = getattr(np, numpy_name), getattr(math, math_name)
+        assert all(math_f(v) == numpy_f(v) for v in values.tolist()), numpy_name
