@@ -97,7 +97,7 @@ def _prepare_s2sgrad(workload, args, **options):
     gradient = s2sgrad.grad(workload.forward, wrt=workload.wrt, **options)
 
     def to_numpy(grads):
-        return tuple(g.dense() if isinstance(g, s2sgrad.runtime.SparseGrad) else np.asarray(g)
+        return tuple(g.dense() if isinstance(g, s2sgrad.SparseGrad) else np.asarray(g)
                      for g in (grads if isinstance(grads, tuple) else (grads,)))
 
     return Prepared(lambda: gradient(*args), to_numpy)

@@ -12,6 +12,7 @@ from .errors import (NoDerivativeRule, NonScalarOutput, S2SGradError, SourceNotF
 from .higher import hessian, hvp, jvp
 from .optimizations import OPTIMIZATIONS
 from .rules import adjoint, d, tangent
+from .runtime import SparseGrad
 from .schedules import Online, Periodic, Revolve
 
 __version__ = "0.1.0"
@@ -19,6 +20,6 @@ __version__ = "0.1.0"
 __all__ = [
     "grad", "value_and_grad", "vjp", "source", "check_grad", "stop_gradient", "recompute", "checkpointed",
     "jvp", "hvp", "hessian", "adjoint", "tangent", "d", "OPTIMIZATIONS",
-    "Periodic", "Revolve", "Online",
+    "Periodic", "Revolve", "Online", "SparseGrad",
     "S2SGradError", "UnsupportedSyntax", "NoDerivativeRule", "NonScalarOutput", "WrtError", "SourceNotFound",
 ]
