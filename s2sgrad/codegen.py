@@ -294,7 +294,10 @@ class _Printer:
             self.lines.append(f"{pad}while {ast.unparse(stmt.test)}:{comment}")
             self.block(stmt.body, indent + 1)
         elif isinstance(stmt, ast.For):
-            self.lines.append(f"{pad}for {ast.unparse(stmt.target)} in {ast.unparse(stmt.iter)}:{comment}")
+            target = ast.unparse(stmt.target)
+            if isinstance(stmt.target, ast.Tuple) and stmt.target.elts:
+                target = target[1:-1]                            # for a, b in ...: (ast.unparse adds parentheses)
+            self.lines.append(f"{pad}for {target} in {ast.unparse(stmt.iter)}:{comment}")
             self.block(stmt.body, indent + 1)
         else:
             text = _unparse(stmt)

@@ -12,10 +12,12 @@ array, and the loop then only reads one row per trip:
         ...                                         dz = dh * h_term
                                                     ...
 
-A popped value is taken this way only when every read of it in the trip is such
+A popped value is taken this way when some read of it in the trip is such
 elementwise arithmetic (operators and NumPy ufuncs on it and on numbers) or
 collects it for a batched weight gradient (``h_rows.append(h)``, which then
-becomes the popped rows themselves), and when nothing after the loop reads it.
+becomes the popped rows themselves), and nothing after the loop reads it; its
+other reads, if any, read the row the loop is at (``for h, h_term in
+zip(h_rows, h_terms):``).
 The stacks that qualify are those holding arrays of one known shape every
 trip (`row_stacks`, from the reverse stage).
 """
@@ -194,14 +196,17 @@ class _Trips:
         rows = set(self.candidates)
         while True:
             found, other = self.terms(rows)
-            kept = rows - other
-            kept -= {v for v, p in self.carried.items() if p not in kept} | \
-                {p for v, p in self.carried.items() if v not in kept}        # a carried value and its variable go together
+            useful = set().union(*(_loads(term) for term in found)) & rows | rows & set(self.lists)
+            kept = rows & useful
+            for value, param in self.carried.items():    # a carried value and its variable go together
+                both = {value, param}
+                kept = kept | both if both <= rows and both & useful else kept - both
             if kept == rows:
                 break
             rows = kept
         if not rows:
             return 0
+        iterated_rows = [x for x in self.pops if x in rows and x in other]       # read as they are, too
         before, row_names = [], {}
         at = getattr(self.loop, "origin", None)
         for x in [x for x in self.pops if x in rows]:
@@ -228,9 +233,9 @@ class _Trips:
                 before.append(origin(assign(iterated[key][1], stacked), self.origin_of(term)))
         self.loop.body = [self.replace(s, rows, iterated) for s in self.loop.body if not self.drop(s, rows)]
         self.loop.body = self.loop.body or [ast.Pass()]
-        if iterated:
-            trip_names = [name for name, _ in iterated.values()]
-            stacked_names = [stacked for _, stacked in iterated.values()]
+        if iterated or iterated_rows:
+            trip_names = iterated_rows + [name for name, _ in iterated.values()]
+            stacked_names = [row_names[x] for x in iterated_rows] + [stacked for _, stacked in iterated.values()]
             self.loop.target = ast.Name(trip_names[0], ast.Store()) if len(trip_names) == 1 else \
                 ast.Tuple([ast.Name(n, ast.Store()) for n in trip_names], ast.Store())
             self.loop.iter = name(stacked_names[0]) if len(stacked_names) == 1 else \

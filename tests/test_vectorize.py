@@ -36,6 +36,13 @@ def dot_inside(x, w, n):
     return np.sum(y)
 
 
+def dot_only(x, w, n):
+    y = x
+    for i in range(n):
+        y = np.dot(y, w) * w + y
+    return np.sum(y)
+
+
 def int_start(x, n):
     y = np.zeros(3, dtype=int)
     for i in range(n):
@@ -81,9 +88,15 @@ def test_any_number_of_trips(n):
     same_gradient(rnn, (W, h, xs), wrt=(0, 1))
 
 
-def test_a_value_read_other_than_elementwise_is_popped_each_trip():
+def test_a_value_read_also_other_than_elementwise_is_read_row_by_row():
     x, w = rng.standard_normal(3), rng.standard_normal(3)
     text = same_gradient(dot_inside, (x, w, 4), wrt=(0, 1))
+    assert re.search(r"for y, (\w+) in zip\(\w+_rows, \w+_terms\):", text) and ".pop()" not in text
+
+
+def test_a_value_read_only_other_than_elementwise_is_popped_each_trip():
+    x, w = rng.standard_normal(3), rng.standard_normal(3)
+    text = same_gradient(dot_only, (x, w, 4), wrt=(0, 1))
     assert "y_stack.pop()" in text and "pop_rows" not in text
 
 
