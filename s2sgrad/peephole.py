@@ -11,7 +11,9 @@ elementwise operation where the operands are arrays:
 - scale factors that are powers of two, met in one product, combine (scaling
   by a power of two is exact; only an overflow or a subnormal result could
   tell the difference, and the combined form is the more accurate one):
-  ``2 * (g * 0.5 / e * x)`` -> ``g / e * x``.
+  ``2 * (g * 0.5 / e * x)`` -> ``g / e * x``; a power of two multiplying a
+  product scales its first factor instead, ``2 * (s * t * y)`` ->
+  ``2 * s * t * y``, an array operation fewer where s and t are numbers.
 
     >>> import ast
     >>> ast.unparse(simplify_arithmetic(ast.parse("dx += -(d * y) * y")))
@@ -102,7 +104,29 @@ class _ScaleFactors(ast.NodeTransformer):
             keep[0].value = product
             removed = {id(c[0]) for c in drop} | ({id(keep[0])} if product == 1 else set())
             node = _without(node, removed)
+        node = _scale_first_factor(node)
         return self.generic_visit(node)
+
+
+def _scale_first_factor(node) -> ast.expr:
+    """``c * (a * b / e)`` -> ``c * a * b / e`` for a power of two c: scaling the first factor scales every
+    partial product by c exactly, and costs nothing where that factor is a number and the rest an array."""
+    if not isinstance(node, ast.BinOp):
+        return node
+    for scale, chain in ((node.left, node.right), (node.right, node.left)):
+        if isinstance(node.op, ast.Mult) and _power_of_two(scale) and isinstance(chain, ast.BinOp) \
+                and isinstance(chain.op, (ast.Mult, ast.Div)):
+            factors = []
+            _factors(chain, factors, [False])
+            if any(isinstance(f, ast.Constant) for f, _ in factors):
+                return node                       # (constants in it are combined above, or left alone)
+            parent = chain
+            while isinstance(parent.left, ast.BinOp) and isinstance(parent.left.op, (ast.Mult, ast.Div)):
+                parent = parent.left
+            first = parent.left
+            parent.left = ast.BinOp(scale, ast.Mult(), first)
+            return chain
+    return node
 
 
 def _factors(node, found: list, divides: list) -> None:
