@@ -193,7 +193,52 @@ def _broadcast_shape(node):
 
 
 def drop_broadcasts(fn: ast.FunctionDef) -> ast.FunctionDef:
-    return _NoBroadcast().visit(fn)
+    """``np.broadcast_to(e, s) * v`` -> ``e * v`` where v has shape s, also through a name the broadcast is
+    given (``g = np.broadcast_to(dsum, s)``) when every read of that name is such a factor."""
+    _NoBroadcast().visit(fn)
+    _drop_named_broadcasts(fn)
+    return fn
+
+
+def _drop_named_broadcasts(fn: ast.FunctionDef) -> None:
+    parents = {id(child): node for node in ast.walk(fn) for child in ast.iter_child_nodes(node)}
+    assigned = _assigned(fn)
+    for stmt in [n for n in ast.walk(fn) if isinstance(n, ast.Assign)]:
+        shape = _broadcast_shape(stmt.value)
+        if shape is None or len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name) \
+                or not isinstance(stmt.value.args[0], ast.Name) or stmt.value.args[0].id in _writes(fn) \
+                or assigned.get(stmt.targets[0].id) != 1:
+            continue
+        names, copies = {stmt.targets[0].id}, []
+        for other in ast.walk(fn):                 # copies of it: d = g
+            if isinstance(other, ast.Assign) and isinstance(other.value, ast.Name) and other.value.id in names \
+                    and len(other.targets) == 1 and isinstance(other.targets[0], ast.Name) \
+                    and assigned.get(other.targets[0].id) == 1:
+                names.add(other.targets[0].id)
+                copies.append(other)
+        reads = [n for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+                 and n.id in names and not any(n is c.value for c in copies)]
+        if reads and all(_factor_of_shape(read, shape, parents) for read in reads):
+            for read in reads:
+                read.id = stmt.value.args[0].id
+            dropped = {id(stmt)} | {id(c) for c in copies}
+            for node in ast.walk(fn):
+                for field in ("body", "orelse"):
+                    block = getattr(node, field, None)
+                    if isinstance(block, list) and any(id(b) in dropped for b in block):
+                        setattr(node, field, [b for b in block if id(b) not in dropped] or [ast.Pass()])
+
+
+def _factor_of_shape(read, shape, parents) -> bool:
+    """Is `read` (perhaps negated) a factor of ``*`` or ``/`` whose other operand has `shape`?"""
+    node = read
+    while isinstance(parents.get(id(node)), ast.UnaryOp) and isinstance(parents[id(node)].op, ast.USub):
+        node = parents[id(node)]
+    product = parents.get(id(node))
+    if not (isinstance(product, ast.BinOp) and isinstance(product.op, (ast.Mult, ast.Div))):
+        return False
+    other = product.right if product.left is node else product.left
+    return getattr(other, "shape", None) == shape
 
 
 def merge_collections(fn: ast.FunctionDef) -> ast.FunctionDef:

@@ -82,7 +82,10 @@ class _Substitute(ast.NodeTransformer):
 
     def visit_Name(self, node):
         if node.id == self.output:
-            return copy.deepcopy(self.result)
+            expr = copy.deepcopy(self.result)
+            if self.shapes is not None and isinstance(expr, ast.Name):
+                expr.shape = self.shapes.concrete(Var(expr.id))     # for codegen's broadcast peephole
+            return expr
         if node.id in self.bindings:
             expr = _expr_of(self.bindings[node.id])
             if self.shapes is not None and isinstance(expr, ast.Name):

@@ -65,3 +65,18 @@ def test_generated_code_subtracts_rather_than_adds_a_negation():
     text = sg.source(chain, args=(x,)).split("# backward sweep")[1]
     assert "dx -= " in text and "-(" not in text and "0.5" not in text      # 2 * (d * 0.5 / e * x): d / e * x
     assert sg.grad(chain)(x) == pytest.approx(np.cos(x) ** 2 - np.sin(x) ** 2 + x / np.sqrt(1 + x * x), rel=1e-12)
+
+
+def several_terms(x):
+    e = np.sqrt(1.0 + x * x)
+    return np.sum(np.log1p(x * x) * e + x / e)
+
+
+def test_the_seed_is_not_spread_to_an_array_where_every_use_is_a_factor_of_one():
+    x = np.random.default_rng(2).standard_normal(6)
+    text = sg.source(several_terms, args=(x,)).split("# backward sweep")[1]
+    assert "broadcast_to" not in text and "-dsum * " in text
+    e = np.sqrt(1.0 + x * x)
+    expected = 2 * x / (1 + x * x) * e + np.log1p(x * x) * x / e + 1 / e - x * x / e ** 3
+    np.testing.assert_allclose(sg.grad(several_terms)(x), expected, rtol=1e-12)
+    np.testing.assert_allclose(sg.grad(several_terms)(x), sg.grad(several_terms, optimize=False)(x), rtol=1e-12)
