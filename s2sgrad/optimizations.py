@@ -36,7 +36,8 @@ OPTIMIZATIONS = MappingProxyType({
     "shapes": "where shapes are known: no unbroadcast where they are equal, np.sum or sum_to where they differ, "
               "unreduce as np.broadcast_to, matmul gradients as np.outer(g, h) or W.T @ g",
     "dot": "the sum of a vector adjoint times a vector of its shape is a dot product, dy @ b (needs shapes)",
-    "drop_broadcasts": "no np.broadcast_to(e, s) in a product with a value of shape s (needs shapes)",
+    "drop_broadcasts": "no np.broadcast_to(e, s) in a product with a value of shape s, nor a name for it every "
+                       "read of which is such a factor (needs shapes)",
     "simplify_arithmetic": "exact rewrites that save an array operation: g += -(a * b) -> g -= a * b, powers "
                            "of two in one product combine",
     "float_math": "in backward code, np.sin and np.cos of a value known to be a scalar are math.sin and "
