@@ -57,6 +57,12 @@ def is_recomputed(fn) -> bool:
     return getattr(fn, "__s2sgrad_recompute__", False)
 
 
+def _noted(statement: ast.stmt, note: str) -> ast.stmt:
+    """`statement`, printed with ``# note`` after it."""
+    statement.note = note
+    return statement
+
+
 def _pop(stack: str) -> ast.Call:
     return ast.Call(ast.Attribute(_name(stack), "pop", ast.Load()), [], [])
 
@@ -394,7 +400,7 @@ class Reverse:
         before, after = self.flush(loop)
         out += before
         for value, _, stack in self.carries.get(id(loop), []):
-            out.append(_assign(value, _pop(stack), loop.loc))       # the loop's final value
+            out.append(_noted(_assign(value, _pop(stack), loop.loc), "the loop's final value"))
         out.append(_origin(ast.For(_store("_"), _call("range", _name(trips)), body, [], None), loop.loc))
         out += after
         for k in carried:
@@ -620,7 +626,8 @@ class Reverse:
         out += [_assign(r, _name(p), loop.loc) for r, p in zip(loop.results, loop.params)]
         if record:
             results = dict(zip(loop.params, loop.results))
-            out += [ast.Expr(ast.Call(_attr(stack, "push"), [_name(results[param])], []))
+            out += [_noted(ast.Expr(ast.Call(_attr(stack, "push"), [_name(results[param])], [])),
+                           "the loop's final value")
                     for _, param, stack in self.carries.get(id(loop), [])]
         stacks = self.stack_owner.get(id(loop), []) if record and not driver else []
         if stacks:
