@@ -202,11 +202,11 @@ def drop_broadcasts(fn: ast.FunctionDef) -> ast.FunctionDef:
 
 def _drop_named_broadcasts(fn: ast.FunctionDef) -> None:
     parents = {id(child): node for node in ast.walk(fn) for child in ast.iter_child_nodes(node)}
-    assigned = _assigned(fn)
+    assigned, written = _assigned(fn), _writes(fn)
     for stmt in [n for n in ast.walk(fn) if isinstance(n, ast.Assign)]:
         shape = _broadcast_shape(stmt.value)
         if shape is None or len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name) \
-                or not isinstance(stmt.value.args[0], ast.Name) or stmt.value.args[0].id in _writes(fn) \
+                or not isinstance(stmt.value.args[0], ast.Name) or stmt.value.args[0].id in written \
                 or assigned.get(stmt.targets[0].id) != 1:
             continue
         names, copies = {stmt.targets[0].id}, []

@@ -36,8 +36,9 @@ class Stack(list):
     def pop_rows(self, n: int) -> np.ndarray:
         """Pop the last `n` values at once, as the rows of one array (the last pushed first).
 
-        They are arrays of one shape; of one dtype too, or of floating dtypes that the array widens
-        to the widest (an array of them cannot keep float32 and float64 apart).
+        They are arrays of one shape. Rows of different numeric dtypes are widened to one floating
+        dtype (an integer first trip among floating ones, float32 among float64: one array cannot keep
+        them apart); booleans among other dtypes, or integers of different widths alone, raise.
 
             >>> s = Stack([np.zeros(2), np.ones(2)])
             >>> s.pop_rows(2).tolist(), s
@@ -48,9 +49,10 @@ class Stack(list):
         del self[start:]
         rows.reverse()
         stacked = np.array(rows)
-        if stacked.dtype.kind not in "fc" and len({row.dtype for row in rows}) > 1:
+        dtypes = {row.dtype for row in rows}
+        if len(dtypes) > 1 and (stacked.dtype.kind not in "fc" or any(d.kind == "b" for d in dtypes)):
             raise TypeError(f"values pushed on one stack changed dtype from trip to trip "
-                            f"({', '.join(sorted({str(row.dtype) for row in rows}))}); "
+                            f"({', '.join(sorted(map(str, dtypes)))}); "
                             "turn off the optimization that pops them as rows: "
                             "optimize=set(s2sgrad.OPTIMIZATIONS) - {'vectorize'}")
         return stacked

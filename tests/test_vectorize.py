@@ -123,7 +123,13 @@ def test_pop_rows_pops_the_last_pushed_first():
     assert len(s) == 1 and s.pop_rows(0).shape == (0,) and len(s) == 1
 
 
-def test_pop_rows_refuses_to_mix_integer_and_boolean_values():
-    s = Stack([np.zeros(2, dtype=bool), np.ones(2, dtype=np.int64)])
+@pytest.mark.parametrize("other", [np.int64, np.float64])
+def test_pop_rows_refuses_to_mix_boolean_values_with_others(other):
+    s = Stack([np.zeros(2, dtype=bool), np.ones(2, dtype=other)])
     with pytest.raises(TypeError, match="changed dtype from trip to trip"):
         s.pop_rows(2)
+
+
+def test_pop_rows_widens_integers_among_floats():
+    s = Stack([np.arange(2), np.ones(2, dtype=np.float32), np.ones(2)])
+    assert s.pop_rows(3).dtype == np.float64
