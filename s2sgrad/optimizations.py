@@ -43,7 +43,8 @@ OPTIMIZATIONS = MappingProxyType({
     "float_math": "in backward code, np.sin and np.cos of a value known to be a scalar are math.sin and "
                   "math.cos: the same results without NumPy's per-call cost",
     "in_place_accumulation": "a later contribution to an adjoint buffer the gradient made itself is added "
-                             "with += (never into the seed, an input or a primal value)",
+                             "with += (never into the seed, an input or a primal value); the gradient of x[i] "
+                             "with an index of ints and slices, where it lands: dx[i] += g",
     "in_place_writes": "y[i] = v and hs.append(h) run in place where nothing can see the difference; "
                        "without it, every such write copies",
     "batched_accumulation": "in a backward loop, the outer products and bias terms added to a weight every trip "

@@ -32,7 +32,7 @@ from .names import identifier
 from .optimizations import ALL
 from .rules import is_nondifferentiable, rule_for
 from .syntax import assign as _assign, attr as _attr, call as _call, name as _name, np_call as _np_call
-from .syntax import origin as _origin, store as _store
+from .syntax import is_call as _is_call, origin as _origin, store as _store
 
 
 # Stacks of arrays of at most this many elements may be popped as one array (see vectorize): below it a
@@ -171,8 +171,13 @@ class Reverse:
         if name in self.has:
             if self.analysis.kind.get(name, TENSOR) == TENSOR and name not in self.sparse and not is_sparse:
                 if "in_place_accumulation" in self.optimizations and not self.may_alias.get(name, True):
-                    # the buffer is the gradient's own (zeros it made, or a sum it computed): add in place
-                    return [_origin(ast.AugAssign(_store(dname), ast.Add(), expr), origin)]
+                    # the buffer is the gradient's own (zeros it made, or a sum it computed): add in place,
+                    # only where the gradient of x[i] lands if i selects each element at most once
+                    target = _store(dname)
+                    if self.scatters_at_basic_index(expr):
+                        target = ast.Subscript(_name(dname), primitives.index_expression(expr.args[2]), ast.Store())
+                        expr = expr.args[0]
+                    return [_origin(ast.AugAssign(target, ast.Add(), expr), origin)]
                 value = ast.BinOp(_name(dname), ast.Add(), expr)
                 if not self.loops and not self.branches:      # runs for sure: the result is a new array
                     self.may_alias[name] = False
@@ -194,12 +199,34 @@ class Reverse:
 
     def may_be_sparse(self, expr: ast.expr) -> bool:
         """Could `expr` be a SparseGrad? Only ``scatter`` with an index that may be an array of rows."""
-        if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "scatter"):
+        if not _is_call(expr, "scatter"):
             return False
         index = expr.args[2]
         if isinstance(index, ast.Constant) or isinstance(index, ast.Tuple):
             return False
-        return not (isinstance(index, ast.Name) and self.analysis.shapes.is_int(Var(index.id)))
+        return not (isinstance(index, ast.Name) and self.analysis.shapes.is_basic_index(Var(index.id)))
+
+    def scatters_at_basic_index(self, expr: ast.expr) -> bool:
+        """Is `expr` ``scatter(g, x, i)`` with an index that selects each element at most once?"""
+        if not (_is_call(expr, "scatter") and len(expr.args) == 3):
+            return False
+        index = expr.args[2]
+        parts = index.elts if isinstance(index, ast.Tuple) else [index]
+        return all(self.is_basic_part(part, nested=isinstance(index, ast.Tuple)) for part in parts)
+
+    def is_basic_part(self, node: ast.expr, nested: bool) -> bool:
+        if isinstance(node, ast.Name):
+            known = self.analysis.shapes
+            return (known.is_int(Var(node.id)) or node.id in known.slices
+                    or not nested and known.is_basic_index(Var(node.id)))
+        if isinstance(node, ast.Constant):
+            return node.value is None or node.value is Ellipsis or type(node.value) is int
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return isinstance(node.operand, ast.Constant) and type(node.operand.value) is int
+        if _is_call(node, "slice"):
+            return not node.keywords and all(self.is_basic_part(a, nested=True) and not _is_call(a, "slice")
+                                             for a in node.args)
+        return False
 
     def zero(self, name: str, origin=None) -> ast.stmt:
         self.has.add(name)

@@ -9,7 +9,9 @@ exact or gives up (a fresh token): the tokens decide where ``unbroadcast``
 can be left out, so a wrong one would be a wrong gradient.
 
 Small integer values derived from shapes (``n = x.shape[0]``, loop counters'
-being ints) are tracked too, for ``np.zeros(n)`` and integer indices.
+being ints) are tracked too, for ``np.zeros(n)`` and integer indices, and so
+are *basic* indices (ints, slices of ints, None, ``...`` and tuples of them),
+which select each element at most once: ``dx[i] += g`` is then exact.
 
     >>> shapes = Shapes({"x": (3, 4)}, {})
     >>> shapes.block(lower(parse_function(f)).body)                    # doctest: +SKIP
@@ -43,6 +45,9 @@ class Shapes:
         self.token: dict = dict(known)        # name -> tuple (concrete shape) or int (class id)
         self.value: dict = dict(values or {})  # name -> int or tuple of ints, where known
         self.ints: set = {n for n, v in self.value.items() if isinstance(v, int)} | set(ints)
+        self.slices: set = set()               # names holding a slice of ints
+        self.index_tuples: dict = {}           # name -> the tuple of ints, slices, None and ... it holds,
+                                               # unknown ints as 0 and unknown slices as None
         self.count = 0
 
     # ---------------------------------------------------------------- queries
@@ -80,6 +85,13 @@ class Shapes:
         if isinstance(atom, Const):
             return isinstance(atom.value, int) and not isinstance(atom.value, bool)
         return isinstance(atom, Var) and atom.name in self.ints
+
+    def is_basic_index(self, atom) -> bool:
+        """Is `atom` an index that selects each element at most once (no integer or boolean arrays)?"""
+        if isinstance(atom, Const):
+            return _is_basic_value(atom.value)
+        return isinstance(atom, Var) and (atom.name in self.ints or atom.name in self.slices
+                                          or atom.name in self.index_tuples)
 
     def fresh(self) -> int:
         self.count += 1
@@ -155,7 +167,9 @@ class Shapes:
             value = index.value
         else:
             value = self.known_value(index)
-            if value is None:
+            if value is None and isinstance(index, Var):
+                value = self.index_tuples.get(index.name)
+            if value is None or isinstance(value, tuple) and None in value:
                 return shape[1:] if shape and self.is_int(index) else None
         if isinstance(value, (int, slice, type(None), type(Ellipsis))) or isinstance(value, tuple) and all(
                 isinstance(v, (int, slice, type(None), type(Ellipsis))) for v in value):
@@ -193,6 +207,20 @@ class Shapes:
             known = [self.known_value(a) for a in args]
             if all(isinstance(v, int) for v in known):
                 self.value[target] = tuple(known)
+            if all(_is_basic_value(a.value, nested=True) if isinstance(a, Const)
+                   else a.name in self.ints or a.name in self.slices for a in args):
+                self.index_tuples[target] = tuple(self.index_part(a) for a in args)
+        if fn is builtins.slice and all(self.is_int(a) or a == Const(None) for a in args):
+            self.slices.add(target)
+
+    def index_part(self, atom):
+        """What an index part selects, as far as a shape goes: an unknown int as 0, an unknown slice as None."""
+        if isinstance(atom, Const):
+            return atom.value
+        if atom.name in self.ints:
+            value = self.value.get(atom.name)
+            return value if isinstance(value, int) else 0
+        return None
 
     # ---------------------------------------------------------------- walking the function
 
@@ -213,6 +241,10 @@ class Shapes:
                 self.loop(stmt)
 
     def assign(self, target, value):
+        self.ints.discard(target)              # a loop body is walked again: facts may no longer hold
+        self.slices.discard(target)
+        self.index_tuples.pop(target, None)
+        self.value.pop(target, None)
         if isinstance(value, Op):
             self.token[target] = self.op(value)
             self.values(target, value)
@@ -246,15 +278,28 @@ class Shapes:
         else:
             for p in loop.params:
                 self.token[p] = self.fresh()
-                self.ints.discard(p)
-            self.block(loop.cond)
-            self.block(loop.body)
+            while True:                       # loop variables' being ints is kept apart: it only shrinks
+                self.block(loop.cond)
+                self.block(loop.body)
+                not_ints = {p for p, out in zip(loop.params, loop.body_outs) if p in self.ints and not self.is_int(out)}
+                if not not_ints:
+                    break
+                self.ints -= not_ints
         for r, p in zip(loop.results, loop.params):
             self.token[r] = self.token[p]
             if p in self.ints:
                 self.ints.add(r)
         for p in loop.params:                 # values change from trip to trip
             self.value.pop(p, None)
+
+
+def _is_basic_value(value, nested=False) -> bool:
+    if isinstance(value, tuple):
+        return not nested and all(_is_basic_value(v, nested=True) for v in value)
+    if isinstance(value, slice):
+        return all(v is None or isinstance(v, int) and not isinstance(v, bool)
+                   for v in (value.start, value.stop, value.step))
+    return value is None or value is Ellipsis or isinstance(value, int) and not isinstance(value, bool)
 
 
 def _known(shape, shapes: Shapes):

@@ -21,6 +21,11 @@ def call(fn: str, *args) -> ast.Call:
     return ast.Call(name(fn), list(args), [])
 
 
+def is_call(node: ast.AST, fn: str) -> bool:
+    """Is `node` a call of the plain name `fn`?"""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == fn
+
+
 def attr(obj: str, attribute: str) -> ast.Attribute:
     return ast.Attribute(name(obj), attribute, ast.Load())
 

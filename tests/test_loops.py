@@ -799,6 +799,57 @@ def test_rnn():
     check(rnn, args, wrt=("x", "h0"))
 
 
+def test_rnn_input_gradient_lands_at_each_step_in_place():
+    """x[t]'s gradient is added at row t of dx, not as a zero array of x's shape per step (O(T^2))."""
+    args = rnn_args()
+    source = sg.source(rnn, wrt="x", args=args).split("# backward sweep")[1]
+    assert "dx[t] += " in source and "scatter(" not in source
+    check(rnn, args, wrt="x")
+
+
+def basic_indices_in_loop(x, n):
+    s = 0.0
+    for i in range(n):
+        s = s + x[i, 2] + np.sum(x[1:3, i] * x[-1, :2]) + np.sum(x[..., i:i + 2] ** 2)
+    return s
+
+
+def basic_indices_reference_grad(x, n):
+    dx = np.zeros_like(x)
+    for i in range(n):
+        dx[i, 2] += 1.0
+        dx[1:3, i] += x[-1, :2]
+        dx[-1, :2] += x[1:3, i]
+        dx[..., i:i + 2] += 2 * x[..., i:i + 2]
+    return dx
+
+
+def test_gradients_at_basic_indices_in_a_loop_are_added_where_they_land():
+    x = rand(4, 5)
+    source = sg.source(basic_indices_in_loop, args=(x, 3)).split("# backward sweep")[1]
+    assert "scatter(" not in source and "add_grads(" not in source
+    assert "dx[-1, :2] += " in source and "dx[index] += " in source
+    check(basic_indices_in_loop, (x, 3), expected=basic_indices_reference_grad(x, 3))
+    slow = sg.grad(basic_indices_in_loop, optimize=False)(x, 3)
+    np.testing.assert_allclose(slow, basic_indices_reference_grad(x, 3), rtol=1e-14)
+
+
+def repeated_rows_in_loop(x, rows):
+    s = 0.0
+    for k in range(2):
+        s = s + np.sum(x[rows] * (k + 1.0))
+    return s
+
+
+def test_gradients_at_integer_array_indices_still_add_up_repeats():
+    x, rows = rand(4, 2), np.array([0, 0, 3])
+    source = sg.source(repeated_rows_in_loop, args=(x, rows))
+    assert "dx[rows] +=" not in source                 # would count row 0 once
+    expected = np.zeros_like(x)
+    expected[0], expected[3] = 6.0, 3.0
+    check(repeated_rows_in_loop, (x, rows), expected=expected)
+
+
 def test_rnn_with_list_of_states():
     check(rnn_outputs, rnn_args(), wrt=(0, 1, 2, 4))
 
