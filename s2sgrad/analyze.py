@@ -21,6 +21,7 @@ import operator
 from dataclasses import dataclass, field
 
 
+from .dtypes import Dtypes, is_real
 from .shapes import Shapes
 
 from . import primitives
@@ -38,16 +39,20 @@ class Analysis:
     kind: dict = field(default_factory=dict)
     shapes: "Shapes" = None
     arg_kinds: dict = field(default_factory=dict)     # what the code is specialized on, per parameter
+    dtypes: "Dtypes | None" = None                    # when it is specialized on dtypes too
+    real_adjoints: bool = False                       # every value and adjoint real, of at most 64 bits
 
     def is_active(self, atom) -> bool:
         return isinstance(atom, Var) and atom.name in self.active
 
 
 def analyze(fn: Function, wrt: list[str], arg_kinds: dict[str, str] | None = None,
-            activity: bool = True) -> Analysis:
+            activity: bool = True, arg_dtypes: dict | None = None, seed_dtype=float) -> Analysis:
     """Activity, kinds and shapes of every name in `fn`, differentiating with respect to `wrt`.
 
     `arg_kinds` maps parameters to "int", "scalar", "seq", "tensor" or an array's shape (default "tensor").
+    `arg_dtypes`, if given, maps each parameter to its dtype descriptor (see `dtypes`), and
+    `seed_dtype` is the output adjoint's.
     Without `activity` (for comparison), values computed by derivative rules from the other
     parameters (not known to be integers) count as varied too: they get adjoint code nothing reads.
     """
@@ -67,6 +72,10 @@ def analyze(fn: Function, wrt: list[str], arg_kinds: dict[str, str] | None = Non
         kinds[param] = kind
     analysis.shapes = Shapes(known_shapes, ints=ints)
     analysis.shapes.block(fn.body)
+    if arg_dtypes is not None:
+        analysis.dtypes = Dtypes({p: arg_dtypes.get(p) for p in fn.params})
+        analysis.dtypes.block(fn.body)
+        analysis.real_adjoints = analysis.dtypes.real() and is_real(seed_dtype)
     _kinds(fn.body, kinds)
     _specialize(fn.body, kinds)
     varied = set(wrt)

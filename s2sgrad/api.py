@@ -18,6 +18,7 @@ import numpy as np
 
 from .errors import NonScalarOutput, S2SGradError, SourceNotFound, WrtError
 from .lower import lowered_source
+from .dtypes import dtype_of
 from .module import GradientModule, kind_of
 from .optimizations import Optimize, resolve
 from .parse import parse_function
@@ -138,10 +139,12 @@ def checked_options(options: dict) -> dict:
     return {"checkpoint": options.get("checkpoint"), "optimize": optimizations, "sparse": options.get("sparse", False)}
 
 
-def generated(f, wrt: list[str], mode: str, kinds: tuple = (), verbose: bool = False, **options):
-    """The compiled generated function (cached) for `f`, `wrt`, `mode` and argument kinds."""
+def generated(f, wrt: list[str], mode: str, kinds: tuple = (), verbose: bool = False, dtypes: tuple | None = None,
+              **options):
+    """The compiled generated function (cached) for `f`, `wrt`, `mode` and argument kinds (and, if given,
+    the dtype descriptors of the arguments and then of the seed: see `dtypes`)."""
     options = checked_options(options)
-    key = (f, tuple(wrt), mode, kinds, tuple(sorted(options.items())))
+    key = (f, tuple(wrt), mode, kinds, dtypes, tuple(sorted(options.items())))
     hit = _CACHE.get(key)
     if hit is not None:
         return hit
@@ -149,7 +152,9 @@ def generated(f, wrt: list[str], mode: str, kinds: tuple = (), verbose: bool = F
                             sparse=options["sparse"])
     params = _parameters(f)
     arg_kinds = dict(zip(params, kinds))
-    node = module.gradient(f, wrt, mode, arg_kinds)
+    arg_dtypes = dict(zip(params, dtypes)) if dtypes is not None else None
+    seed_dtype = dtypes[len(params)] if dtypes is not None and len(dtypes) > len(params) else float
+    node = module.gradient(f, wrt, mode, arg_kinds, arg_dtypes=arg_dtypes, seed_dtype=seed_dtype)
     _CACHE_COUNT[0] += 1
     filename = f"<s2sgrad {node.name} #{_CACHE_COUNT[0]}>"        # one name per generated module
     namespace = module.compile(filename)
@@ -203,9 +208,10 @@ def _make(f, wrt: Wrt, mode: str, verbose: bool, options: dict):
         for name, k in zip(names, positions):
             _check_differentiable(f, name, args[k])
         kinds = tuple(map(kind_of, args))
-        fn = compiled.get(kinds)
+        dtypes = tuple(map(dtype_of, (*args, *seed)))
+        fn = compiled.get((kinds, dtypes))
         if fn is None:
-            fn = compiled[kinds] = generated(f, names, mode, kinds, verbose, **options)
+            fn = compiled[kinds, dtypes] = generated(f, names, mode, kinds, verbose, dtypes, **options)
         values = args
         try:
             out = fn(*values, *seed)
@@ -293,12 +299,16 @@ def source(f: Callable, wrt: Wrt = 0, *, mode: str = "grad", stage: str = "gradi
     if mode in ("forward", "hvp"):
         from .higher import source as higher_source
         return higher_source(f, wrt, mode=mode, args=args)
-    kinds = tuple(kind_of(v) for v in _call_values(f, args, {})) if args is not None else ()
+    values = _call_values(f, args, {}) if args is not None else None
+    kinds = tuple(kind_of(v) for v in values) if args is not None else ()
+    dtypes = tuple(dtype_of(v) for v in values) if args is not None else None
+    if dtypes is not None and mode == "vjp":
+        dtypes += (None,)                     # any seed
     if stage == "lowered":
         scalars = [p for p, k in zip(_parameters(f), kinds) if k in ("scalar", "int")]
         return lowered_source(f, scalars)
     names, _ = wrt_names(f, wrt)
-    return generated(f, names, mode, kinds, **options).source
+    return generated(f, names, mode, kinds, dtypes=dtypes, **options).source
 
 
 def _flatten(value):

@@ -360,10 +360,11 @@ class ForwardModule(GradientModule):
         self.collect_globals(lowered)
         return lowered, lowerer.names
 
-    def tidy(self, node: ast.FunctionDef, names, keep=frozenset(), row_stacks=frozenset()) -> ast.FunctionDef:
+    def tidy(self, node: ast.FunctionDef, names, keep=frozenset(), row_stacks=None,
+             in_place_rows=None) -> ast.FunctionDef:
         """Unpack tuples read element by element, then fold and merge names as for gradients."""
         unpack_tuples(node)
-        return super().tidy(node, names, keep, row_stacks)
+        return super().tidy(node, names, keep, row_stacks, in_place_rows)
 
     def jvp(self, fn, wrt: list[str], arg_kinds=None, name: str | None = None) -> ast.FunctionDef:
         """``name(*params, *tangents of wrt) -> (value, tangent of value)`` for `fn`."""

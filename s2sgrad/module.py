@@ -92,11 +92,14 @@ class GradientModule:
 
     # ---------------------------------------------------------------- top-level gradient
 
-    def gradient(self, fn, wrt: list[str], mode: str, arg_kinds=None, name: str | None = None) -> ast.FunctionDef:
-        """The gradient function: forward sweep, backward sweep, gradients of `wrt` returned."""
+    def gradient(self, fn, wrt: list[str], mode: str, arg_kinds=None, name: str | None = None,
+                 arg_dtypes=None, seed_dtype=float) -> ast.FunctionDef:
+        """The gradient function: forward sweep, backward sweep, gradients of `wrt` returned.
+        With `arg_dtypes` (parameter -> descriptor, see `dtypes`) it is specialized on dtypes too."""
         self.in_progress.append((id(fn), None))
         lowered, names = self.prepare(fn, [p for p, k in (arg_kinds or {}).items() if k in (SCALAR, INT)])
-        analysis = analyze(lowered, list(wrt), arg_kinds, activity="activity" in self.optimizations)
+        analysis = analyze(lowered, list(wrt), arg_kinds, activity="activity" in self.optimizations,
+                           arg_dtypes=arg_dtypes, seed_dtype=seed_dtype)
         self.origin = f"{os.path.basename(lowered.source.filename)}:{lowered.name}"
         sweeps = Reverse(lowered, wrt, analysis, self, names, self.checkpoint, self.optimizations,
                          self.sparse).run()
@@ -120,7 +123,9 @@ class GradientModule:
         fn_name = name or f"d{identifier(lowered.name)}_d{'_'.join(wrt)}"
         self.names.take(fn_name)
         node = _function(fn_name, params, body, defaults)
-        self.tidy(node, names, row_stacks=sweeps.row_stacks)
+        self.tidy(node, names, row_stacks=sweeps.row_stacks,
+                  in_place_rows=sweeps.adjoint_shapes if analysis.real_adjoints
+                  and "rows_in_place" in self.optimizations else None)
         self.functions.append(node)
         return node
 
@@ -183,7 +188,8 @@ class GradientModule:
         self.tidy(backward, names, row_stacks=sweeps.row_stacks)
         self.functions += [forward, backward]
 
-    def tidy(self, node: ast.FunctionDef, names: Names, keep=frozenset(), row_stacks=frozenset()) -> ast.FunctionDef:
+    def tidy(self, node: ast.FunctionDef, names: Names, keep=frozenset(), row_stacks=None,
+             in_place_rows=None) -> ast.FunctionDef:
         """Fold temporaries used once, simplify signs and scale factors, do primal-only loop work on all trips
         at once, merge copies into one name (each optimization among these only where it is switched on)."""
         unshare(node)
@@ -193,7 +199,7 @@ class GradientModule:
         if "simplify_arithmetic" in self.optimizations:
             simplify_arithmetic(node)
         if "vectorize" in self.optimizations:
-            vectorize(node, row_stacks, names)
+            vectorize(node, row_stacks or {}, names, in_place_rows)
         coalesce(node, fixed=set(keep), temporary=names.temporary)
         if "batched_accumulation" in self.optimizations:
             merge_collections(node)

@@ -50,11 +50,16 @@ OPTIMIZATIONS = MappingProxyType({
     "batched_accumulation": "in a backward loop, the outer products and bias terms added to a weight every trip "
                             "are collected and summed once after the loop (needs shapes)",
     "vectorize": "a backward loop's arithmetic on popped small arrays alone (1.0 - h * h) is done for all trips "
-                 "at once, on the stack popped as rows",
+                 "at once, on the stack popped as rows; rows that were A[j] in trip j of a loop over an argument "
+                 "A are read from A itself (xs[:trips][::-1]), not pushed",
+    "rows_in_place": "where the dtypes show the result keeps the rows' float64 dtype: the terms are computed "
+                     "in place, a trip's product of an adjoint and its row of terms is written into that row, "
+                     "and a weight gradient's collected rows are the terms array itself (needs vectorize)",
 })
 
 # name -> the optimization it builds on: without that one it would find nothing to do.
-NEEDS = MappingProxyType({"dot": "shapes", "drop_broadcasts": "shapes", "batched_accumulation": "shapes"})
+NEEDS = MappingProxyType({"dot": "shapes", "drop_broadcasts": "shapes", "batched_accumulation": "shapes",
+                         "rows_in_place": "vectorize"})
 
 ALL = frozenset(OPTIMIZATIONS)
 

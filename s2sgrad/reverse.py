@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import operator
 import os
 
 import numpy as np
@@ -71,6 +72,14 @@ def _assign_tuple(target, value, origin=None):
     return _origin(ast.Assign([target], value), origin)
 
 
+@dataclass(frozen=True)
+class RowStack:
+    """A stack of small arrays of one shape, which the backward sweep may pop as the rows of one array."""
+    shape: tuple
+    dtype: object = None             # np.dtype where known
+    rows_of: str | None = None       # a parameter A: the values pushed are A[0], A[1], ... (one per trip)
+
+
 @dataclass
 class Sweeps:
     """The two halves of a function's gradient, ready to be assembled."""
@@ -80,7 +89,8 @@ class Sweeps:
     seed: str
     grads: list                      # an expression per wrt parameter (None: zero)
     stacks: list = field(default_factory=list)
-    row_stacks: set = field(default_factory=set)   # stacks the backward sweep may pop as rows of one array
+    row_stacks: dict = field(default_factory=dict)  # stacks the backward sweep may pop as rows -> RowStack
+    adjoint_shapes: dict = field(default_factory=dict)  # adjoint name -> shape, where known
 
 
 class Reverse:
@@ -97,7 +107,7 @@ class Reverse:
         self.branches = 0                       # depth of branches being reversed
         self.shape_only: set[str] = set()       # pushed names the backward sweep reads only the shape of
         self.stack_notes: dict[str, str] = {}   # stack -> why the backward sweep needs what it holds
-        self.row_stacks: set[str] = set()       # stacks of small arrays of one shape (see vectorize)
+        self.row_stacks: dict[str, RowStack] = {}   # stacks of small arrays of one shape (see vectorize)
         self.carries: dict[int, list] = {}      # loop id -> (value, loop variable, its stack): see carried_to_next_trip
         self.batches: dict[int, dict] = {}      # loop id -> weight -> (rows list, columns list)
         self.batch_lists: dict[int, dict] = {}  # loop id -> value -> the list collecting it
@@ -118,6 +128,7 @@ class Reverse:
         self.may_alias: dict[str, bool] = {}    # adjoint may be the seed or a primal value itself
         self.primal_names = writes(fn.body) | set(fn.params)
         self.computed = _computed(fn.body) if "reuse" in optimizations else {}   # expression -> name holding it
+        self.definitions = _definitions(fn.body)                               # name -> the value assigned
 
     # ---------------------------------------------------------------- entry
 
@@ -145,7 +156,10 @@ class Reverse:
         for fill in self.deferred:
             fill()
         forward = self.forward_block(self.fn.body)
-        return Sweeps(forward, backward, atom_expr(result), seed, grads, row_stacks=self.row_stacks)
+        adjoint_shapes = {d: self.analysis.shapes.concrete(Var(x)) for x, d in self.adjoints.items()
+                          if self.analysis.shapes.concrete(Var(x)) is not None}
+        return Sweeps(forward, backward, atom_expr(result), seed, grads, row_stacks=self.row_stacks,
+                      adjoint_shapes=adjoint_shapes)
 
     # ---------------------------------------------------------------- adjoint bookkeeping
 
@@ -267,7 +281,8 @@ class Reverse:
                 self.stack_notes.setdefault(stack, _why_kept(name, out, name in self.shape_only))
                 owner.append(stack)
                 if self.holds_small_rows(name):
-                    self.row_stacks.add(stack)
+                    self.row_stacks[stack] = RowStack(self.analysis.shapes.concrete(Var(name)), self.row_dtype(name),
+                                                      self.gathered_by_trip(block, name))
                 pops.append(_assign(name, _pop(stack)))
             for value, param in carried.items():
                 stack = self.stacks[param]
@@ -297,6 +312,41 @@ class Reverse:
         shape = self.analysis.shapes.concrete(Var(name))
         return "vectorize" in self.optimizations and name not in self.shape_only \
             and self.analysis.kind.get(name) == TENSOR and bool(shape) and int(np.prod(shape)) <= ROW_SIZE_LIMIT
+
+    def gathered_by_trip(self, body: list, name: str) -> str | None:
+        """The parameter A if `name` is ``A[j]`` in trip j of the loop with this `body` (counting from 0):
+        then the values pushed are the rows of A in order, and can be read from A itself (see vectorize)."""
+        loop = self.loops[-1] if self.loops else None
+        if loop is None or body is not loop.body or self.checkpoint is not None \
+                or any(outer.checkpoint is not None for outer in self.loops):
+            return None
+        here = {s.target: s.value for s in body if isinstance(s, Assign) and s.target}
+        value = here.get(name)
+        if not (isinstance(value, Op) and value.fn is operator.getitem and len(value.args) == 2 and not value.kwargs):
+            return None
+        array, index = value.args
+        if not (isinstance(array, Var) and array.name in self.fn.params and isinstance(index, Var)):
+            return None
+        dtypes = self.analysis.dtypes
+        if dtypes is None or not isinstance(dtypes.of(array), np.dtype) or not self.analysis.shapes.concrete(array):
+            return None
+        counter = here.get(index.name, index)           # j, or a copy of it
+        if not (isinstance(counter, Var) and counter.name in loop.params):
+            return None
+        k = loop.params.index(counter.name)
+        start, step = loop.inits[k], loop.body_outs[k]
+        start = self.definitions.get(start.name, start) if isinstance(start, Var) else start
+        step = here.get(step.name) if isinstance(step, Var) else None
+        counts_from_zero = isinstance(start, Const) and type(start.value) is int and start.value == 0
+        counts_by_one = isinstance(step, Op) and step.fn is operator.add and not step.kwargs \
+            and step.args == [counter, Const(1)]
+        return array.name if counts_from_zero and counts_by_one else None
+
+    def row_dtype(self, name: str):
+        """The dtype of the arrays `name` holds, where known (None otherwise)."""
+        dtypes = self.analysis.dtypes
+        known = dtypes.of(Var(name)) if dtypes is not None else None
+        return known if isinstance(known, np.dtype) else None
 
     def backward_assign(self, stmt: Assign) -> list:
         target = stmt.target
@@ -715,6 +765,19 @@ def _merge_twins(steps: list) -> list:
             twin.expr = ast.BinOp(ast.Constant(2), ast.Mult(), twin.expr)
         else:
             out.append(step)
+    return out
+
+
+def _definitions(block: list) -> dict:
+    """Every name assigned in `block`, nested blocks included, and the value assigned to it."""
+    out = {}
+    for stmt in block:
+        if isinstance(stmt, Assign) and stmt.target:
+            out[stmt.target] = stmt.value
+        elif isinstance(stmt, If):
+            out.update(_definitions(stmt.body), **_definitions(stmt.orelse))
+        elif isinstance(stmt, While):
+            out.update(_definitions(stmt.cond), **_definitions(stmt.body))
     return out
 
 

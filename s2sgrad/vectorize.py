@@ -34,19 +34,42 @@ from .syntax import assign, call, name, np_call, origin
 _ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)
 
 
-def vectorize(fn: ast.FunctionDef, row_stacks: set[str], names) -> ast.FunctionDef:
-    """Move the primal-only arithmetic of `fn`'s backward loops out of them, done on all trips' rows."""
+def vectorize(fn: ast.FunctionDef, row_stacks: dict, names, adjoint_shapes: dict | None = None) -> ast.FunctionDef:
+    """Move the primal-only arithmetic of `fn`'s backward loops out of them, done on all trips' rows.
+
+    `row_stacks` maps each stack that may be popped as rows to (the shape of a row, its dtype or None).
+    `adjoint_shapes` (adjoint name -> shape) is given when every value and adjoint is real, of at most
+    64 bits: then a trip's product of an adjoint and its row of terms is written into that row."""
     start = _backward_start(fn.body)
     if not row_stacks or start is None:
         return fn
+    unused = set()
     for block in _blocks(fn.body, start):
         k = start if block is fn.body else 0
         while k < len(block):
             loop = block[k]
             if _is_backward_loop(loop):
-                k += _Trips(loop, block, fn.body[start:], row_stacks, names).rewrite()
+                trips = _Trips(loop, block, fn.body[start:], row_stacks, names, adjoint_shapes)
+                k += trips.rewrite()
+                unused |= trips.unused_stacks
             k += 1
+    _drop_stacks(fn, unused)
     return fn
+
+
+def _drop_stacks(fn: ast.FunctionDef, stacks: set[str]) -> None:
+    """Remove the stacks nothing pops any more: ``s = Stack()`` and ``s.push(x)``."""
+    def used(stmt) -> bool:
+        return isinstance(stmt, ast.Assign) and _is_stack(stmt.targets[0], stacks) or isinstance(stmt, ast.Expr) \
+            and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Attribute) \
+            and stmt.value.func.attr == "push" and _is_stack(stmt.value.func.value, stacks)
+
+    for block in _blocks(fn.body):
+        block[:] = [s for s in block if not used(s)]
+
+
+def _is_stack(node, stacks) -> bool:
+    return isinstance(node, ast.Name) and node.id in stacks
 
 
 def _backward_start(body: list) -> int | None:
@@ -125,8 +148,10 @@ def _loads(node) -> set[str]:
 class _Trips:
     """One backward loop: which popped values go by rows, and the loop rewritten to read them so."""
 
-    def __init__(self, loop: ast.For, block: list, backward: list, row_stacks: set[str], names):
-        self.loop, self.block, self.names = loop, block, names
+    def __init__(self, loop: ast.For, block: list, backward: list, row_stacks: dict, names, adjoint_shapes=None):
+        self.loop, self.block, self.names, self.backward = loop, block, names, backward
+        self.row_stacks, self.adjoint_shapes = row_stacks, adjoint_shapes
+        self.unused_stacks: set[str] = set()             # stacks whose values are read from where they came from
         self.trips = loop.iter.args[0].id
         self.pops = {}                                    # popped name -> its stack
         for stmt in loop.body:
@@ -137,6 +162,7 @@ class _Trips:
         for stmt in backward:
             if stmt is not loop:
                 read_elsewhere |= _loads(stmt) if not _contains(stmt, loop) else _loads_outside(stmt, loop)
+        self.read_elsewhere = read_elsewhere
         self.carried = self.carried_values()           # value -> the loop variable it becomes next trip
         for value, param in self.carried.items():
             self.pops[value] = self.pops[param]
@@ -220,9 +246,15 @@ class _Trips:
                                                                           ast.Constant(1)))), at),
                            assign(row_names[value], _rows(both, None, -1)),
                            assign(row_names[x], _rows(both, 1, None))]
+            elif self.row_stacks[self.pops[x]].rows_of:     # A[j] in trip j: the rows of A, last first
+                before.append(origin(assign(row_names[x], _first_rows_reversed(
+                    self.row_stacks[self.pops[x]].rows_of, name(self.trips))), at))
+                self.unused_stacks.add(self.pops[x])
             else:
                 before.append(origin(assign(row_names[x], _pop_rows(self.pops[x], name(self.trips))), at))
+        samples = self.samples(row_names)                # rows name -> an array like its rows, or None
         iterated = {}                                     # term (dumped) -> (per-trip name, rows name)
+        term_samples = {}                                 # per-trip name -> an array like the terms
         for term in found:
             key = ast.dump(term)
             if key not in iterated:
@@ -230,7 +262,10 @@ class _Trips:
                 trip_name = self.names.fresh(f"{first}_term")
                 iterated[key] = trip_name, self.names.fresh(f"{first}_terms")
                 stacked = _Rename(row_names).visit(copy.deepcopy(term))
-                before.append(origin(assign(iterated[key][1], stacked), self.origin_of(term)))
+                term_samples[trip_name] = _evaluate(stacked, samples)
+                steps = _in_place(iterated[key][1], stacked, samples, self.names) \
+                    if self.adjoint_shapes is not None else [assign(iterated[key][1], stacked)]
+                before += [origin(s, self.origin_of(term)) for s in steps]
         self.loop.body = [self.replace(s, rows, iterated) for s in self.loop.body if not self.drop(s, rows)]
         self.loop.body = self.loop.body or [ast.Pass()]
         if iterated or iterated_rows:
@@ -244,9 +279,66 @@ class _Trips:
         final_pops = {(v, self.pops[v]) for v in self.carried if v in rows}
         self.block[:] = [s for s in self.block if not self.list_bookkeeping(s, collected)
                          and _popped(s, self.pops.values()) not in final_pops]
+        if self.adjoint_shapes is not None:
+            for trip_name, terms_name in iterated.values():
+                if self.write_product_into_row(trip_name, term_samples[trip_name]):
+                    renames = self.collect_rows_as_they_are(trip_name, terms_name)
+                    for stmt in [*before, self.loop, *self.backward]:
+                        _Rename(renames).visit(stmt)
         at = self.block.index(self.loop)
         self.block[at:at] = before
         return len(before)
+
+    def samples(self, row_names: dict) -> dict:
+        """Rows name -> ones shaped and typed like the popped rows (two trips), where the dtype is known."""
+        out = {}
+        for x, rows_name in row_names.items():
+            stack = self.row_stacks[self.pops[x]]
+            out[rows_name] = np.ones((2, *stack.shape), stack.dtype) if stack.dtype is not None else None
+        return out
+
+    def write_product_into_row(self, term: str, sample) -> None:
+        """``v = a * term`` -> ``term *= a`` and ``v = term``: the trip's row of terms, read nowhere else,
+        becomes the product. Exact when the product has the row's shape and float64 dtype (every adjoint is
+        real, of at most 64 bits), and nothing after the loop reads v, so only the trip's own row changes."""
+        if sample is None or sample.dtype != np.float64 or sample.ndim < 2:
+            return False
+        reads = [n for s in self.loop.body for n in ast.walk(s) if isinstance(n, ast.Name) and n.id == term]
+        products = [k for k, s in enumerate(self.loop.body) if _product_with(s, term)]
+        if len(reads) != 1 or len(products) != 1:
+            return False
+        k = products[0]
+        product = self.loop.body[k]
+        v = product.targets[0].id
+        factor = product.value.left if _is_name(product.value.right, term) else product.value.right
+        assigned = [n.id for n in ast.walk(self.loop) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
+        if self.adjoint_shapes.get(v) != sample.shape[1:] or assigned.count(v) != 1 \
+                or _copies_of(v, self.loop.body) & self.read_elsewhere:
+            return False
+        self.loop.body[k:k + 1] = [origin(ast.AugAssign(ast.Name(term, ast.Store()), ast.Mult(), factor),
+                                          getattr(product, "origin", None)),
+                                   assign(v, name(term))]
+        return True
+
+    def collect_rows_as_they_are(self, term: str, terms: str) -> None:
+        """Lists collecting the trip's row of `terms` (through copies) for a batched weight gradient hold,
+        after the loop, exactly the rows of `terms`: ``rows = []``, ``rows.append(v)`` and
+        ``rows = np.array(rows)`` go, and `terms` is named `rows` instead."""
+        assigned = [n.id for s in self.loop.body for n in ast.walk(s) if isinstance(n, ast.Name)
+                    and isinstance(n.ctx, ast.Store) and not isinstance(s, ast.AugAssign)]
+        copies = _copies_of(term, self.loop.body)
+        if term in assigned or any(assigned.count(c) != 1 for c in copies - {term}):
+            return {}
+        lists = []
+        for stmt in list(self.loop.body):
+            appended = _appended(stmt)
+            if appended and appended[1] in copies and self.made_and_stacked(appended[0]):
+                lists.append(appended[0])
+                self.loop.body.remove(stmt)
+        if not lists:
+            return {}
+        self.block[:] = [s for s in self.block if not self.list_bookkeeping(s, set(lists))]
+        return {old: lists[0] for old in [terms, *lists[1:]]}
 
     def origin_of(self, term) -> object:
         for stmt in self.loop.body:
@@ -278,6 +370,93 @@ class _Trips:
                     np_call("array", name(stmt.targets[0].id))))
 
 
+def _is_name(node, id_: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == id_
+
+
+def _product_with(stmt, term: str) -> bool:
+    """Is `stmt` ``v = a * term`` or ``v = term * a``?"""
+    return isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
+        and isinstance(stmt.value, ast.BinOp) and isinstance(stmt.value.op, ast.Mult) \
+        and (_is_name(stmt.value.left, term) or _is_name(stmt.value.right, term))
+
+
+def _copies_of(v: str, body: list) -> set[str]:
+    """`v` and the names the statements of `body` copy it to (``u = v``), transitively."""
+    names = {v}
+    for stmt in body * 2:                         # twice: a copy may come before what it copies, across trips
+        if _copied(stmt) and stmt.value.id in names:
+            names.add(stmt.targets[0].id)
+    return names
+
+
+def _evaluate(expr: ast.expr, samples: dict):
+    """`expr` on the sample rows (NumPy decides dtypes and shapes as it will on the real rows), or None."""
+    if any(samples.get(n) is None for n in _loads(expr) - {"np"}):
+        return None
+    code = compile(ast.fix_missing_locations(ast.Expression(copy.deepcopy(expr))), "<rows>", "eval")
+    try:
+        with np.errstate(all="ignore"):
+            return np.asarray(eval(code, {"np": np, "__builtins__": {}}, dict(samples)))
+    except Exception:                             # noqa: BLE001 - anything NumPy refuses: leave it as it is
+        return None
+
+
+_UFUNCS = {ast.Add: "add", ast.Sub: "subtract", ast.Mult: "multiply", ast.Div: "true_divide", ast.Pow: "power"}
+
+
+def _in_place(target: str, expr: ast.expr, samples: dict, names) -> list:
+    """``target = expr`` as statements that make one array and update it in place wherever the update keeps
+    its dtype and shape (``t = h * h``, ``np.subtract(1.0, t, out=t)``): the same values, one array instead
+    of one per operation. ``target = expr`` itself where `samples` (rows name -> an array like the rows)
+    cannot tell."""
+    steps: list = []
+    made: dict = {}                               # name of an array made here -> an array like it
+
+    def emit(node, into: str | None) -> ast.expr:
+        """`node` as an atom: anything but arithmetic as it is, arithmetic as the name of an array holding it."""
+        if not (isinstance(node, ast.BinOp) and type(node.op) in _UFUNCS):
+            return node
+        result = _evaluate(node, samples)
+        left = emit(node.left, into)
+        right = emit(node.right, None if _made(left, made) else into)
+        for holder in (left, right):
+            if _made(holder, made) and _like(made[holder.id], result):
+                steps.append(_update(holder.id, node.op, left, right))
+                return holder
+        out = into if into is not None and into not in made else names.fresh(f"{target}_part")
+        steps.append(assign(out, ast.BinOp(left, node.op, right)))
+        made[out] = result
+        return name(out)
+
+    if _evaluate(expr, samples) is None or not _is_name(emit(expr, target), target):
+        return [assign(target, expr)]
+    return steps
+
+
+def _made(atom, made: dict) -> bool:
+    return isinstance(atom, ast.Name) and atom.id in made
+
+
+def _update(holder: str, op: ast.operator, left: ast.expr, right: ast.expr) -> ast.stmt:
+    """`holder` = `left` op `right`, written into `holder` (one of the two)."""
+    other = right if _is_name(left, holder) else left
+    if _is_name(left, holder) or isinstance(op, (ast.Add, ast.Mult)):     # a + b == b + a, exactly
+        return ast.AugAssign(ast.Name(holder, ast.Store()), op, other)
+    return ast.Expr(ast.Call(ast.Attribute(name("np"), _UFUNCS[type(op)], ast.Load()), [left, right],
+                             [ast.keyword("out", name(holder))]))
+
+
+def _like(a, b) -> bool:
+    return a is not None and b is not None and a.dtype == b.dtype and a.shape == b.shape
+
+
+def _first_rows_reversed(array: str, count: ast.expr) -> ast.Subscript:
+    """``array[:count][::-1]``."""
+    first = ast.Subscript(name(array), ast.Slice(None, count, None), ast.Load())
+    return ast.Subscript(first, ast.Slice(None, None, ast.UnaryOp(ast.USub(), ast.Constant(1))), ast.Load())
+
+
 def _pop_rows(stack: str, count: ast.expr) -> ast.Call:
     return ast.Call(ast.Attribute(name(stack), "pop_rows", ast.Load()), [count], [])
 
@@ -294,7 +473,9 @@ class _Rename(ast.NodeTransformer):
         self.renames = renames
 
     def visit_Name(self, node):
-        return ast.copy_location(name(self.renames[node.id]), node) if node.id in self.renames else node
+        if node.id in self.renames:
+            return ast.copy_location(ast.Name(self.renames[node.id], node.ctx), node)
+        return node
 
 
 def _contains(stmt, inner) -> bool:

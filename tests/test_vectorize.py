@@ -66,10 +66,80 @@ def test_derivative_factors_are_computed_for_all_trips_before_the_loop():
     assert "h_stack_rows = h_stack.pop_rows(trips + 1)" in backward and ".pop()" not in backward
     assert "h_2_rows = h_stack_rows[:-1]" in backward        # h_2 of a trip is h of the next
     assert "h_rows = h_stack_rows[1:]" in backward and "h_rows.append" not in backward
-    assert "h_2_terms = 1.0 - h_2_rows * h_2_rows" in backward
-    assert "for h_2_term in h_2_terms:" in backward and "dh * h_2_term" in backward
+    assert "dmatmul_rows = h_2_rows * h_2_rows" in backward
+    assert "for dmatmul in dmatmul_rows:" in backward and "dmatmul *= dh" in backward
     numeric = finite_difference(rnn, (W, h, xs), 0)
     np.testing.assert_allclose(sg.grad(rnn)(W, h, xs), numeric, rtol=1e-6, atol=1e-8)
+    text = sg.source(rnn, (0, 1), args=(W, h, xs), optimize=set(sg.OPTIMIZATIONS) - {"rows_in_place"})
+    assert "h_2_terms = 1.0 - h_2_rows * h_2_rows" in text
+    assert "for h_2_term in h_2_terms:" in text and "dh * h_2_term" in text
+
+
+def rnn_with_inputs(W, U, b, xs):
+    h = np.zeros(W.shape[0])
+    for t in range(xs.shape[0]):
+        h = np.tanh(W @ h + U @ xs[t] + b)
+    return np.sum(h ** 2)
+
+
+def rnn_inputs(steps=5, dtype=np.float64):
+    return (rng.standard_normal((4, 4)).astype(dtype) * 0.5, rng.standard_normal((4, 3)).astype(dtype),
+            rng.standard_normal(4).astype(dtype), rng.standard_normal((steps, 3)).astype(dtype))
+
+
+def rnn_with_inputs_reference(W, U, b, xs):
+    hs = [np.zeros(4)]
+    for x in xs:
+        hs.append(np.tanh(W @ hs[-1] + U @ x + b))
+    dh, dW, dU, db = 2 * hs[-1], np.zeros_like(W), np.zeros_like(U), np.zeros_like(b)
+    for t in reversed(range(len(xs))):
+        da = dh * (1 - hs[t + 1] ** 2)
+        dW, dU, db, dh = dW + np.outer(da, hs[t]), dU + np.outer(da, xs[t]), db + da, W.T @ da
+    return dW, dU, db
+
+
+@pytest.mark.parametrize("steps", [0, 1, 5])
+def test_rows_of_an_argument_read_one_per_trip_are_the_argument_itself(steps):
+    args = rnn_inputs(steps)
+    text = same_gradient(rnn_with_inputs, args, wrt=(0, 1, 2))
+    forward, backward = text.split("# backward sweep")
+    assert "item_rows = xs[:trips][::-1]" in backward and "item_stack" not in text
+    assert forward.count(".push(") == 2                     # only h: xs[t] is not pushed
+    for got, expected in zip(sg.grad(rnn_with_inputs, (0, 1, 2))(*args), rnn_with_inputs_reference(*args)):
+        np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-15)
+
+
+def test_float32_inputs_that_make_float64_states_still_write_products_into_rows():
+    args = rnn_inputs(dtype=np.float32)                      # h = np.zeros(...) is float64: so is every state
+    text = same_gradient(rnn_with_inputs, args, wrt=(0, 1, 2))
+    assert "dmatmul *= dh" in text
+
+
+def test_float32_rows_are_not_written_with_float64_products():
+    W, h, xs = rng.standard_normal((4, 4)) * 0.5, rng.standard_normal(4), rng.standard_normal((6, 4))
+    text = same_gradient(rnn, (W.astype(np.float32), h.astype(np.float32), xs.astype(np.float32)), wrt=0)
+    assert "*= dh" not in text and ".append(dmatmul)" in text
+    assert "np.subtract(1.0, h_2_terms, out=h_2_terms)" in text         # float32 all along: exact
+
+
+def test_the_seed_of_a_vjp_is_specialized_on_too():
+    args = rnn_inputs()
+    vjp = sg.vjp(rnn_with_inputs, (0, 1, 2))
+    for seed in (1.0, np.float32(0.5), np.array(2.0)):
+        _, grads = vjp(*args, seed)
+        for got, expected in zip(grads, rnn_with_inputs_reference(*args)):
+            np.testing.assert_allclose(got, seed * expected, rtol=1e-12)
+    assert "*= dh" in sg.source(rnn_with_inputs, (0, 1, 2), args=args)
+    assert "*= dh" not in sg.source(rnn_with_inputs, (0, 1, 2), args=args, mode="vjp")   # for any seed
+
+
+def test_hessian_vector_products_through_rows_written_in_place():
+    W, h, xs = rng.standard_normal((3, 3)) * 0.5, rng.standard_normal(3), rng.standard_normal((4, 3))
+    v = rng.standard_normal((3, 3))
+    hv = sg.hvp(rnn)(W, h, xs, v)
+    step = 1e-6
+    numeric = (sg.grad(rnn)(W + step * v, h, xs) - sg.grad(rnn)(W - step * v, h, xs)) / (2 * step)
+    np.testing.assert_allclose(hv, numeric, rtol=1e-5, atol=1e-8)
 
 
 def test_inner_loops_pop_their_own_trips_as_rows():

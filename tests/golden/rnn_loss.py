@@ -8,7 +8,6 @@ def drnn_loss_dW_U_b(W, U, b, xs, dsum=1.0):
     h = np.zeros(np.shape(W)[0])  # showcase.py:17
     x_trips = len(xs)  # showcase.py:18
     h_stack = Stack()  # the adjoint of @ reads it; the adjoint of np.tanh (showcase.py:19) reads it one trip earlier
-    x_stack = Stack()  # the adjoint of @ reads it
     x_count = 0
     trips = 0
     while x_count < x_trips:
@@ -16,7 +15,6 @@ def drnn_loss_dW_U_b(W, U, b, xs, dsum=1.0):
         x = xs[x_count]  # showcase.py:18
         x_count = x_count + 1
         h = np.tanh(W @ h + U @ x + b)  # showcase.py:19
-        x_stack.push(x)
         trips += 1  # showcase.py:18
     h_stack.push(h)  # the loop's final value
     check_scalar(np.sum(h ** 2), 'rnn_loss')  # showcase.py:20
@@ -25,17 +23,15 @@ def drnn_loss_dW_U_b(W, U, b, xs, dsum=1.0):
     dU = zeros_like(U)  # showcase.py:18
     dW = zeros_like(W)
     db = zeros_like(b)
-    dsum_rows = []
     h_stack_rows = h_stack.pop_rows(trips + 1)
     h_2_rows = h_stack_rows[:-1]
     h_rows = h_stack_rows[1:]
-    x_rows = x_stack.pop_rows(trips)
-    h_2_terms = 1.0 - h_2_rows * h_2_rows  # showcase.py:19
-    for h_2_term in h_2_terms:  # showcase.py:18
-        dmatmul = dh * h_2_term  # showcase.py:19
-        dsum_rows.append(dmatmul)
+    x_rows = xs[:trips][::-1]
+    dsum_rows = h_2_rows * h_2_rows  # showcase.py:19
+    np.subtract(1.0, dsum_rows, out=dsum_rows)
+    for dmatmul in dsum_rows:  # showcase.py:18
+        dmatmul *= dh  # showcase.py:19
         dh = W.T @ dmatmul
-    dsum_rows = np.array(dsum_rows)
     db += np.sum(dsum_rows, 0)
     dU += dsum_rows.T @ x_rows
     dW += dsum_rows.T @ h_rows
