@@ -19,6 +19,7 @@ from .codegen import comment_line, compile_module, drop_broadcasts, fold, merge_
 from .coalesce import coalesce
 from .errors import S2SGradError, UnsupportedSyntax
 from .ir import Const, Global, Op, Var
+from .liveness import is_scalar_output
 from .lower import LiftedFunction, lower_function
 from .names import Names, identifier
 from .optimizations import ALL
@@ -101,8 +102,10 @@ class GradientModule:
         analysis = analyze(lowered, list(wrt), arg_kinds, activity="activity" in self.optimizations,
                            arg_dtypes=arg_dtypes, seed_dtype=seed_dtype)
         self.origin = f"{os.path.basename(lowered.source.filename)}:{lowered.name}"
+        scalar_output = mode == "grad" and "dead_primal_code" in self.optimizations \
+            and isinstance(lowered.result, Var) and is_scalar_output(lowered.result.name, analysis)
         sweeps = Reverse(lowered, wrt, analysis, self, names, self.checkpoint, self.optimizations,
-                         self.sparse).run()
+                         self.sparse, value_needed=mode != "grad" or not scalar_output).run()
         grads = [g if g is not None else _call("zeros_like", _name(p)) for g, p in zip(sweeps.grads, wrt)]
         grad = grads[0] if len(grads) == 1 else ast.Tuple(grads, ast.Load())
         body = [comment_line("forward sweep"), *sweeps.forward]
@@ -113,7 +116,7 @@ class GradientModule:
         elif mode == "vjp":
             body.append(ast.Return(ast.Tuple([sweeps.result, grad], ast.Load())))
         else:
-            if mode == "grad":
+            if mode == "grad" and not scalar_output:
                 body.insert(len(sweeps.forward) + 1,
                             ast.Expr(_call("check_scalar", sweeps.result, ast.Constant(lowered.name))))
             body.append(ast.Return(grad))

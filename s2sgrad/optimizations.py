@@ -42,6 +42,9 @@ OPTIMIZATIONS = MappingProxyType({
                            "of two in one product combine",
     "float_math": "in backward code, np.sin and np.cos of a value known to be a scalar are math.sin and "
                   "math.cos: the same results without NumPy's per-call cost",
+    "dead_primal_code": "grad's forward sweep leaves out NumPy arithmetic on arrays of known shapes and dtypes "
+                        "whose value nothing reads but the output, which it does not return (nor check, when "
+                        "it is known to be a real scalar)",
     "in_place_accumulation": "a later contribution to an adjoint buffer the gradient made itself is added "
                              "with += (never into the seed, an input or a primal value); the gradient of x[i] "
                              "with an index of ints and slices, where it lands: dx[i] += g",

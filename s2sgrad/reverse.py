@@ -29,6 +29,7 @@ from .errors import NoDerivativeRule, UnsupportedSyntax
 from .inline import Contribution, expand
 from .inplace import MUTATIONS, in_place_writes, value_reads
 from .ir import Assign, Const, Function, If, Op, Var, While, atom_expr, captures, value_expr, writes
+from .liveness import unneeded
 from .names import identifier
 from .optimizations import ALL
 from .rules import is_nondifferentiable, rule_for
@@ -97,8 +98,10 @@ class Reverse:
     """Reverses one lowered function with respect to some of its parameters."""
 
     def __init__(self, fn: Function, wrt: list[str], analysis: Analysis, module, names, checkpoint=None,
-                 optimizations: frozenset[str] = ALL, sparse: bool = False):
+                 optimizations: frozenset[str] = ALL, sparse: bool = False, value_needed: bool = True):
         self.fn = fn
+        self.value_needed = value_needed        # does the forward sweep compute the output for the caller?
+        self.dead: set[int] = set()             # primal statements the forward sweep leaves out (see liveness)
         self.keep_sparse = sparse               # hand a gathered array's gradient back as a SparseGrad
         self.optimizations = optimizations      # names from `optimizations.OPTIMIZATIONS`; none: the naive scheme
         self.checkpoint = checkpoint            # the schedule for outermost loops without a marker
@@ -155,6 +158,11 @@ class Reverse:
         self.in_place = in_place_writes(self.fn, backward) if "in_place_writes" in self.optimizations else set()
         for fill in self.deferred:
             fill()
+        if "dead_primal_code" in self.optimizations:
+            needed = _reads(backward) | _reads([ast.Expr(g) for g in grads])
+            if self.value_needed and isinstance(result, Var):
+                needed.add(result.name)
+            self.dead = unneeded(self.fn.body, needed, self.analysis)
         forward = self.forward_block(self.fn.body)
         adjoint_shapes = {d: self.analysis.shapes.concrete(Var(x)) for x, d in self.adjoints.items()
                           if self.analysis.shapes.concrete(Var(x)) is not None}
@@ -620,6 +628,8 @@ class Reverse:
         """The primal code of `block`; with `record`, also what the backward sweep needs kept."""
         out = []
         for stmt in block:
+            if id(stmt) in self.dead:
+                continue
             if isinstance(stmt, Assign):
                 out += self.forward_assign(stmt, record)
             elif isinstance(stmt, If):

@@ -78,3 +78,20 @@ def square(x):
 def negated_terms(x):
     a = np.sin(x) * np.cos(x)                # the rule of cos contributes -(d * sin(x))
     return np.sum(np.sqrt(1.0 + x * x) + a)
+
+
+def loss_with_unread_parts(x):
+    y = np.sin(x)                     # read only by the output
+    z = np.cos(x)
+    unused = np.exp(x) * 3.0          # read by nothing
+    return np.sum(y * z)
+
+
+def unread_broadcast_error(x):
+    unused = x[:2] * x                # raises: (2,) and (3,) do not broadcast
+    return np.sum(np.sin(x))
+
+
+def unread_index_error(x):
+    unused = x[10]                    # raises for fewer than 11 elements
+    return np.sum(np.sin(x))

@@ -126,6 +126,12 @@ def scalar_backward_code_uses_math(fast, slow):
     assert "math." not in slow and "np.cos(y)" in slow
 
 
+@expect("dead_primal_code", cases.loss_with_unread_parts, (vector(3),))
+def the_forward_sweep_computes_what_the_backward_sweep_reads(fast, slow):
+    assert "np.exp" not in fast and "check_scalar" not in fast and "np.sum" not in fast
+    assert "unused = np.exp(x) * 3.0" in slow and "check_scalar(np.sum(y * z), 'loss_with_unread_parts')" in slow
+
+
 @expect("in_place_accumulation", cases.loop, (0.7, 5))
 def adjoints_accumulate_in_place(fast, slow):
     assert "dx += dy * sin" in fast
@@ -233,6 +239,17 @@ def test_every_optimization_is_documented():
         assert "\n" not in description
     for name, needed in NEEDS.items():
         assert f"needs {needed}" in sg.OPTIMIZATIONS[name]
+
+
+# ---------------------------------------------------------------- left out only where nothing can tell
+
+@pytest.mark.parametrize("fn, error", [(cases.unread_broadcast_error, ValueError),
+                                       (cases.unread_index_error, IndexError)])
+def test_unread_code_that_may_raise_still_runs(fn, error):
+    with pytest.raises(error):
+        fn(vector(3))
+    with pytest.raises(error):
+        sg.grad(fn)(vector(3))
 
 
 # ---------------------------------------------------------------- in place only into the gradient's own buffers

@@ -16,9 +16,8 @@ def dintegrate_dy0_A(y0, A, n, dsum=1.0):
         tanh = np.tanh(matmul)
         prod = 0.01 * tanh
         y = y + prod
-    check_scalar(np.sum(y * y), 'integrate')  # showcase.py:65
     # backward sweep
-    dy = 2 * dsum * y
+    dy = 2 * dsum * y  # showcase.py:65
     dA = zeros_like(A)  # showcase.py:63
     tanh_stack = Stack()  # the adjoint of np.tanh (showcase.py:64) reads it
     y_stack = Stack()  # the adjoint of @ (showcase.py:64) reads it

@@ -9,7 +9,7 @@ def dsoftmax_cross_entropy_dlogits(logits, label, ddiff=1.0):
     z = logits - max_1
     exp = np.exp(z)  # showcase.py:25
     sum_1 = np.sum(exp)
-    check_scalar(np.log(sum_1) - z[label], 'softmax_cross_entropy')
+    item = z[label]
     # backward sweep
     dz = scatter(-ddiff, z, label)
     dz = dz + ddiff / sum_1 * exp
