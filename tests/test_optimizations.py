@@ -234,8 +234,10 @@ def test_sparse_gradient_of_a_gather():
 
 def test_every_optimization_is_documented():
     design = (Path(__file__).parent.parent / "docs" / "design.md").read_text()
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
     for name, description in sg.OPTIMIZATIONS.items():
         assert f"| `{name}` |" in design                  # a row of the table in "Optimizations"
+        assert f"`{name}`" in readme
         assert "\n" not in description
     for name, needed in NEEDS.items():
         assert f"needs {needed}" in sg.OPTIMIZATIONS[name]
