@@ -90,6 +90,20 @@ def analyze(fn: Function, wrt: list[str], arg_kinds: dict[str, str] | None = Non
     return analysis
 
 
+def first_complex_active(block: list, analysis: Analysis):
+    """The first statement (in program order) that makes an active value complex, where dtypes know it."""
+    for stmt in block:
+        if isinstance(stmt, Assign):
+            if stmt.target in analysis.active and analysis.dtypes.is_complex(stmt.target):
+                return stmt
+        elif isinstance(stmt, (If, While)):
+            inner = [*stmt.body, *stmt.orelse] if isinstance(stmt, If) else [*stmt.cond, *stmt.body]
+            found = first_complex_active(inner, analysis)
+            if found is not None:
+                return found
+    return None
+
+
 def differentiable(op: Op) -> bool:
     """Does `op` pass gradients from its arguments to its result?"""
     if is_nondifferentiable(op.fn) or op.fn is slice:

@@ -16,12 +16,13 @@ from typing import Callable, Sequence, Union
 import gast
 import numpy as np
 
-from .errors import NonScalarOutput, S2SGradError, SourceNotFound, WrtError
+from .errors import COMPLEX_HINT, NonScalarOutput, S2SGradError, SourceNotFound, UnsupportedSyntax, WrtError
 from .lower import lowered_source
 from .dtypes import dtype_of
 from .module import GradientModule, kind_of
 from .optimizations import Optimize, resolve
 from .parse import parse_function
+from .runtime import SparseGrad
 from .rules.registry import nondifferentiable
 from .schedules import Schedule
 
@@ -99,7 +100,7 @@ def wrt_names(f, wrt: Wrt) -> tuple[list[str], bool]:
 
 
 def _check_differentiable(f, name: str, value) -> None:
-    if type(value) is float or isinstance(value, np.ndarray) and value.dtype.kind in "fc":
+    if type(value) is float or isinstance(value, np.ndarray) and value.dtype.kind == "f":
         return
     leaves = []
 
@@ -115,6 +116,9 @@ def _check_differentiable(f, name: str, value) -> None:
     walk(value)
     for leaf in leaves:
         dtype = np.asarray(leaf).dtype
+        if dtype.kind == "c":
+            raise WrtError(f"argument '{name}' of {f.__name__} is complex: s2sgrad differentiates real "
+                           f"arithmetic only", hint=COMPLEX_HINT)
         if dtype.kind in "biu":
             raise WrtError(f"argument '{name}' of {f.__name__} is an integer ({type(leaf).__name__}, "
                            f"dtype {dtype}): it has no gradient",
@@ -217,6 +221,7 @@ def _make(f, wrt: Wrt, mode: str, verbose: bool, options: dict):
             out = fn(*values, *seed)
         except NonScalarOutput as error:
             raise NonScalarOutput(error.message, _return_location(f), error.hint) from None
+        refuse_complex(f, names, out if mode == "grad" else out[1])
         if many:
             if mode == "grad":
                 return out if len(names) > 1 else (out,)
@@ -227,6 +232,23 @@ def _make(f, wrt: Wrt, mode: str, verbose: bool, options: dict):
     derivative.__wrapped__ = f
     derivative.s2sgrad_gradient_of = (f, names[0]) if mode == "grad" and not many else None
     return derivative
+
+
+def refuse_complex(f, names: list[str], derivatives) -> None:
+    """A complex gradient or tangent of real arguments means a complex value on the differentiated path,
+    where the rules' results would be wrong: refuse it. (With dtypes known, generation refuses it first,
+    at its line.)"""
+    pending = [derivatives]
+    while pending:
+        leaf = pending.pop()
+        if isinstance(leaf, (tuple, list, dict)):
+            pending += leaf.values() if isinstance(leaf, dict) else leaf
+            continue
+        values = leaf.values if isinstance(leaf, SparseGrad) else leaf
+        if isinstance(values, complex) or getattr(values, "dtype", None) is not None and values.dtype.kind == "c":
+            raise UnsupportedSyntax(f"a complex value lies between {', '.join(map(repr, names))} and the "
+                                    f"output of {f.__name__}: s2sgrad differentiates real arithmetic only",
+                                    _return_location(f), COMPLEX_HINT)
 
 
 def _options(checkpoint, optimize, sparse, unknown: dict) -> dict:

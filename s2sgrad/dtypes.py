@@ -97,6 +97,10 @@ class Dtypes:
         """Is every value of the function real, of at most 64 bits? (Then so is every adjoint.)"""
         return all(is_real(d) for d in self.descriptor.values())
 
+    def is_complex(self, name: str) -> bool:
+        d = self.descriptor.get(name)
+        return d is complex or isinstance(d, np.dtype) and d.kind == "c"
+
     def is_float64_array(self, name: str) -> bool:
         return same(self.descriptor.get(name), FLOAT64)
 

@@ -51,6 +51,10 @@ class S2SGradError(Exception):
         return "\n".join(parts)
 
 
+COMPLEX_HINT = ("derivative rules here follow no complex convention; compute with the real and imaginary "
+                "parts as real arrays")
+
+
 class UnsupportedSyntax(S2SGradError):
     """A Python construct s2sgrad cannot differentiate (yet)."""
 

@@ -24,7 +24,7 @@ from typing import Callable
 import numpy as np
 
 from .analyze import SCALAR, TENSOR
-from .api import _call_values, _check_differentiable, _parameters, generated, wrt_names
+from .api import _call_values, _check_differentiable, _parameters, generated, refuse_complex, wrt_names
 from .errors import S2SGradError
 from .forward import ForwardModule, identifier, tangent_hint
 from .module import kind_of
@@ -87,7 +87,9 @@ def jvp(f: Callable | None = None, wrt=0, *, verbose: bool = False) -> Callable:
         args, tangent = _split_last(args, "the tangent", f)
         values, kinds = _prepared(f, names, args, kwargs)
         fn = forward_generated(f, names, kinds, verbose)
-        return fn(*values, *(tangent if many else (tangent,)))
+        value, derivative_along = fn(*values, *(tangent if many else (tangent,)))
+        refuse_complex(f, names, derivative_along)
+        return value, derivative_along
 
     derivative.__wrapped__ = f
     return derivative
@@ -118,6 +120,7 @@ def hvp(f: Callable | None = None, wrt=0, *, verbose: bool = False) -> Callable:
         values, kinds = _prepared(f, names, args, kwargs)
         fn = _hvp_function(f, names, kinds, verbose)
         _, out = fn(*values, 1.0, *(direction if many else (direction,)))
+        refuse_complex(f, names, out)
         return (out,) if many and len(names) == 1 else out
 
     product.__wrapped__ = f

@@ -14,10 +14,10 @@ import os
 import numpy as np
 
 from . import ir, runtime, schedules
-from .analyze import INT, SCALAR, SEQ, TENSOR, analyze
+from .analyze import INT, SCALAR, SEQ, TENSOR, analyze, first_complex_active
 from .codegen import comment_line, compile_module, drop_broadcasts, fold, merge_collections, render, unshare
 from .coalesce import coalesce
-from .errors import S2SGradError, UnsupportedSyntax
+from .errors import COMPLEX_HINT, S2SGradError, UnsupportedSyntax
 from .ir import Const, Global, Op, Var
 from .liveness import is_scalar_output
 from .lower import LiftedFunction, lower_function
@@ -102,6 +102,11 @@ class GradientModule:
         analysis = analyze(lowered, list(wrt), arg_kinds, activity="activity" in self.optimizations,
                            arg_dtypes=arg_dtypes, seed_dtype=seed_dtype)
         self.origin = f"{os.path.basename(lowered.source.filename)}:{lowered.name}"
+        complex_value = first_complex_active(lowered.body, analysis) if analysis.dtypes is not None else None
+        if complex_value is not None:
+            raise UnsupportedSyntax(f"this value is complex, and lies between {', '.join(map(repr, wrt))} and "
+                                    "the output: s2sgrad differentiates real arithmetic only", complex_value.loc,
+                                    COMPLEX_HINT)
         scalar_output = mode == "grad" and "dead_primal_code" in self.optimizations \
             and isinstance(lowered.result, Var) and is_scalar_output(lowered.result.name, analysis)
         sweeps = Reverse(lowered, wrt, analysis, self, names, self.checkpoint, self.optimizations,

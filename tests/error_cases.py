@@ -81,3 +81,13 @@ def bad_schedule(x):
     for i in sg.checkpointed(range(3), 12):
         x = x * 2.0
     return x
+
+
+def complex_in_between(x):
+    z = x * (1.0 + 2.0j)
+    return np.sum(np.abs(z) ** 2)
+
+
+def complex_through_unknown_dtype(x):
+    phase = np.exp(np.outer(x, [1j, 2j]))      # a dtype the analysis does not follow
+    return np.sum(np.real(phase))

@@ -60,6 +60,8 @@ CASES = [
      r"Revolve"),
     (error_cases.vector_output, "return x * 2.0", "return", sg.NonScalarOutput, r"scalar.*shape \(3,\)",
      r"vjp"),
+    (error_cases.complex_in_between, "z = x * (1.0 + 2.0j)", "x *", sg.UnsupportedSyntax,
+     r"complex.*between 'x' and the output.*real arithmetic only", r"real and imaginary parts"),
 ]
 
 
@@ -112,3 +114,18 @@ def test_every_error_is_an_s2sgrad_error():
 def test_unknown_option():
     with pytest.raises(sg.S2SGradError, match="unknown option"):
         sg.grad(error_cases.vector_output, optimise=False)(np.ones(3))
+
+
+def test_complex_values_are_refused_also_where_only_the_result_shows_them():
+    # gradients through complex values would be wrong (no complex convention): refused, never returned
+    for call in (lambda: sg.grad(error_cases.complex_through_unknown_dtype)(np.ones(3)),
+                 lambda: sg.jvp(error_cases.complex_in_between)(np.ones(3), np.ones(3)),
+                 lambda: sg.hvp(error_cases.complex_in_between)(np.ones(3), np.ones(3))):
+        with pytest.raises(sg.UnsupportedSyntax, match=r"complex value lies between 'x' and the output") as info:
+            call()
+        assert info.value.location is not None and "real and imaginary parts" in info.value.hint
+
+
+def test_complex_argument_in_wrt():
+    with pytest.raises(sg.WrtError, match=r"argument 'x' of complex_in_between is complex"):
+        sg.grad(error_cases.complex_in_between)(np.ones(3) + 1j)
