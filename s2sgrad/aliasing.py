@@ -21,6 +21,7 @@ import gast
 import numpy as np
 
 VIEW_METHODS = {"reshape", "transpose", "ravel", "squeeze", "swapaxes", "view", "T", "real", "imag"}
+WHOLE_REDUCTIONS = {np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin}   # of a whole array: a number
 
 
 class Aliasing:
@@ -59,7 +60,7 @@ class Aliasing:
             return
         group = self.groups.get(name)
         for other, g in self.groups.items():
-            if g == group and other != name:
+            if g == group and other != name and other not in self.scalars:    # a number never changes
                 self.poisoned[other] = (name, where)
 
     def stale(self, name: str):
@@ -82,6 +83,8 @@ class Aliasing:
             callee = self.resolve(node.func)
             if callee is float or getattr(callee, "__module__", None) == "math":
                 return True
+            if callee in WHOLE_REDUCTIONS and len(node.args) == 1 and not node.keywords:
+                return True
             return isinstance(callee, np.ufunc) and not node.keywords and all(self.is_scalar(a) for a in node.args)
         return False
 
@@ -95,7 +98,11 @@ class Aliasing:
             self.scalars = saved | candidates
             dropped = set()
             for node in gast.walk(loop):
-                if isinstance(node, gast.Assign):
+                if isinstance(node, gast.Assign) and _pairwise(node):      # a, b = x, y
+                    for target, value in zip(node.targets[0].elts, node.value.elts):
+                        if isinstance(target, gast.Name) and target.id in candidates and not self.is_scalar(value):
+                            dropped.add(target.id)
+                elif isinstance(node, gast.Assign):
                     targets = [t.id for t in node.targets if isinstance(t, gast.Name)]
                     if any(t in candidates for t in targets) and (
                             len(node.targets) != 1 or not self.is_scalar(node.value)):
@@ -146,3 +153,12 @@ class Aliasing:
         self.groups = groups
         self.poisoned = {**poisoned_b, **poisoned_a}
         self.scalars = scalars_a & scalars_b
+
+
+def _pairwise(node: gast.Assign) -> bool:
+    """Is `node` ``a, b = x, y`` (names assigned element by element)?"""
+    target, value = node.targets[0], node.value
+    return len(node.targets) == 1 and isinstance(target, (gast.Tuple, gast.List)) \
+        and isinstance(value, (gast.Tuple, gast.List)) and len(target.elts) == len(value.elts) \
+        and all(isinstance(e, gast.Name) for e in target.elts) \
+        and not any(isinstance(e, gast.Starred) for e in value.elts)

@@ -329,9 +329,12 @@ class Lowerer:
                 and isinstance(stmt.value, (gast.Tuple, gast.List)) \
                 and len(targets[0].elts) == len(stmt.value.elts) \
                 and not any(isinstance(e, gast.Starred) for e in stmt.value.elts):
+            scalars = [self.aliasing.is_scalar(e) for e in stmt.value.elts]
             values = [self.atom(e) for e in stmt.value.elts]   # all read before any is written
-            for target, value in zip(targets[0].elts, values):
+            for target, value, scalar in zip(targets[0].elts, values, scalars):
                 self.assign_to(target, value)
+                if scalar and isinstance(target, gast.Name):
+                    self.aliasing.scalars.add(target.id)
             return
         value = self.atom(stmt.value)
         for target in targets:

@@ -747,6 +747,30 @@ def test_augmented_assignment_on_a_float_does_not_alias():
     check(float_augmented, (0.6,), expected=2 * 0.6 + 1.0)
 
 
+def float_shared_then_reassigned_in_a_loop(c, x):
+    p = c
+    for i in range(2):
+        if np.sum(x) > 0.0:
+            p = np.tanh(np.sum(x * i))           # a number: np.sum of a whole array
+    p *= 2.0                                     # rebinds p; c, a float, cannot change
+    return p + c * c
+
+
+def enumerate_counter_is_a_number(c, x):
+    for i, v in enumerate(x):
+        c = 0.1 * i + np.sum(v * c)
+    a = c
+    for j in range(2):
+        c -= 0.25 * a                            # c and a are numbers: no aliasing
+    return a * c
+
+
+def test_numbers_sharing_a_name_are_never_changed_in_place():
+    x = rand(3)
+    check(float_shared_then_reassigned_in_a_loop, (0.4, x), wrt=(0, 1))
+    check(enumerate_counter_is_a_number, (0.4, x), wrt=(0, 1))
+
+
 def same_value_returned_twice(x):
     y = np.sin(x)
     return np.sum(y) + np.sum(y)
