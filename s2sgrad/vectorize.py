@@ -19,7 +19,20 @@ becomes the popped rows themselves), and nothing after the loop reads it; its
 other reads, if any, read the row the loop is at (``for h, h_term in
 zip(h_rows, h_terms):``).
 The stacks that qualify are those holding arrays of one known shape every
-trip (`row_stacks`, from the reverse stage).
+trip (`row_stacks`, from the reverse stage). A stack of ``xs[j]`` pushed in
+trip j of a loop over an argument ``xs`` is not popped at all: its rows are
+``xs[:trips][::-1]``, and the stack goes.
+
+Where the dtypes show it exact (`adjoint_shapes` given: every value real, of at
+most 64 bits; rows float64), the terms are computed with one array and the
+trip's product with its row is written into that row, as a hand-written
+adjoint does; a list collecting those products is then the terms array:
+
+    dz_rows = h_rows * h_rows
+    np.subtract(1.0, dz_rows, out=dz_rows)
+    for dz in dz_rows:
+        dz *= dh
+        ...
 """
 from __future__ import annotations
 
@@ -281,10 +294,7 @@ class _Trips:
                          and _popped(s, self.pops.values()) not in final_pops]
         if self.adjoint_shapes is not None:
             for trip_name, terms_name in iterated.values():
-                if self.write_product_into_row(trip_name, term_samples[trip_name]):
-                    renames = self.collect_rows_as_they_are(trip_name, terms_name)
-                    for stmt in [*before, self.loop, *self.backward]:
-                        _Rename(renames).visit(stmt)
+                self.write_in_place(trip_name, terms_name, term_samples[trip_name], before)
         at = self.block.index(self.loop)
         self.block[at:at] = before
         return len(before)
@@ -297,7 +307,15 @@ class _Trips:
             out[rows_name] = np.ones((2, *stack.shape), stack.dtype) if stack.dtype is not None else None
         return out
 
-    def write_product_into_row(self, term: str, sample) -> None:
+    def write_in_place(self, term: str, terms: str, sample, before: list) -> None:
+        """The trip's product with its row of `terms` written into that row, and lists collecting it replaced
+        by `terms` itself (renamed after the first of them, in `before`, the loop and after it)."""
+        if self.write_product_into_row(term, sample):
+            renames = self.collect_rows_as_they_are(term, terms)
+            for stmt in [*before, self.loop, *self.backward]:
+                _Rename(renames).visit(stmt)
+
+    def write_product_into_row(self, term: str, sample) -> bool:
         """``v = a * term`` -> ``term *= a`` and ``v = term``: the trip's row of terms, read nowhere else,
         becomes the product. Exact when the product has the row's shape and float64 dtype (every adjoint is
         real, of at most 64 bits), and nothing after the loop reads v, so only the trip's own row changes."""
@@ -320,7 +338,7 @@ class _Trips:
                                    assign(v, name(term))]
         return True
 
-    def collect_rows_as_they_are(self, term: str, terms: str) -> None:
+    def collect_rows_as_they_are(self, term: str, terms: str) -> dict[str, str]:
         """Lists collecting the trip's row of `terms` (through copies) for a batched weight gradient hold,
         after the loop, exactly the rows of `terms`: ``rows = []``, ``rows.append(v)`` and
         ``rows = np.array(rows)`` go, and `terms` is named `rows` instead."""
@@ -329,10 +347,14 @@ class _Trips:
         copies = _copies_of(term, self.loop.body)
         if term in assigned or any(assigned.count(c) != 1 for c in copies - {term}):
             return {}
+        appends = [node.func.value.id for node in ast.walk(self.loop) if isinstance(node, ast.Call)
+                   and isinstance(node.func, ast.Attribute) and node.func.attr == "append"
+                   and isinstance(node.func.value, ast.Name)]
         lists = []
         for stmt in list(self.loop.body):
             appended = _appended(stmt)
-            if appended and appended[1] in copies and self.made_and_stacked(appended[0]):
+            if appended and appended[1] in copies and self.made_and_stacked(appended[0]) \
+                    and appends.count(appended[0]) == 1:
                 lists.append(appended[0])
                 self.loop.body.remove(stmt)
         if not lists:
