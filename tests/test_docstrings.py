@@ -28,3 +28,13 @@ def test_docstring_examples(name, rule_table_kept):
     module = importlib.import_module(name)
     failures, _ = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS)
     assert failures == 0
+
+
+def test_every_module_is_in_the_design_documents_table():
+    from pathlib import Path
+    design = (Path(__file__).parent.parent / "docs" / "design.md").read_text()
+    for name in MODULES:
+        short = name.removeprefix("s2sgrad.")
+        if "." in short:
+            continue                                   # rules.*: the row of `rules/`
+        assert f"| `{short}` |" in design, short
