@@ -245,6 +245,14 @@ def test_every_optimization_is_documented():
 
 # ---------------------------------------------------------------- left out only where nothing can tell
 
+def test_value_and_grad_still_computes_the_value_grad_leaves_out():
+    x = vector(3)
+    value, grad = sg.value_and_grad(cases.loss_with_unread_parts)(x)
+    assert value == cases.loss_with_unread_parts(x)
+    np.testing.assert_allclose(grad, np.cos(2 * x), rtol=1e-12)              # d/dx sum(sin x cos x)
+    assert "np.sum(y * z)" in sg.source(cases.loss_with_unread_parts, args=(x,), mode="value_and_grad")
+
+
 @pytest.mark.parametrize("fn, error", [(cases.unread_broadcast_error, ValueError),
                                        (cases.unread_index_error, IndexError)])
 def test_unread_code_that_may_raise_still_runs(fn, error):
