@@ -50,7 +50,18 @@ def _reads(node) -> set[str]:
 
 
 def _writes(node) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    """The names `node` binds, and those it changes in place (``y[i] = v`` and ``y[i] += v`` change y)."""
+    names = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            names.add(n.id)
+        elif isinstance(n, (ast.Subscript, ast.Attribute)) and isinstance(n.ctx, ast.Store):
+            root = n.value
+            while isinstance(root, (ast.Subscript, ast.Attribute)):
+                root = root.value
+            if isinstance(root, ast.Name):
+                names.add(root.id)
+    return names
 
 
 def _header(stmt) -> list:

@@ -219,6 +219,17 @@ class _Unbroadcast(ast.NodeTransformer):
             return ast.BinOp(g.left, ast.MatMult(), g.right)
         return _np_call("sum", g)
 
+    def written_shape(self, g):
+        """If `g` is ``written(d[y], i)``: the shape of y[i] where known, else ``False``; otherwise None."""
+        if not (isinstance(g, ast.Call) and isinstance(g.func, ast.Name) and g.func.id == "written"
+                and len(g.args) == 2):
+            return None
+        index = g.args[1]
+        atom = Var(index.id) if isinstance(index, ast.Name) else \
+            Const(index.value) if isinstance(index, ast.Constant) else None
+        shape = self.shapes.getitem(Var(self.result), atom) if atom is not None else None
+        return shape if shape is not None else False
+
     def visit_Call(self, node):
         self.generic_visit(node)
         if not isinstance(node.func, ast.Name) or len(node.args) < 2:
@@ -229,6 +240,11 @@ class _Unbroadcast(ast.NodeTransformer):
         if atom is None:
             return node
         if node.func.id == "unbroadcast" and len(node.args) == 2:
+            part = self.written_shape(node.args[0])
+            if part is not None:                  # written(d[y], i) has the shape of y[i], not of y
+                if part == self.shapes.concrete(atom):
+                    return node.args[0]
+                return node
             if self.shapes.same(atom, self.result):
                 return node.args[0]
             shape = self.shapes.concrete(atom)

@@ -10,6 +10,8 @@ it), and the backward sweep reads no version of it from before a write:
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from . import primitives
@@ -70,7 +72,10 @@ class _Aliases:
                         if self.deep:
                             for a in args:
                                 self.flows(stmt.target, a.name, both_ways=True)
-                    elif value.fn in VIEWS or _may_view(value):
+                    elif value.fn in VIEWS or value.fn is operator.getitem:     # a view of the first argument
+                        if isinstance(value.args[0], Var):
+                            self.flows(stmt.target, value.args[0].name, both_ways=True)
+                    elif _may_view(value):
                         for a in args:
                             self.flows(stmt.target, a.name, both_ways=True)
                     if any(isinstance(a, Global) for a in value.args) and (value.fn in VIEWS or _may_view(value)):
@@ -99,7 +104,6 @@ class _Aliases:
 
 def _may_view(op: Op) -> bool:
     """Could the result share memory with an argument? (Indexing, user functions, unknown calls.)"""
-    import operator
     from .rules import rule_for
     if op.fn is operator.getitem:
         return True

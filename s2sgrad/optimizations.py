@@ -47,7 +47,8 @@ OPTIMIZATIONS = MappingProxyType({
                         "it is known to be a real scalar)",
     "in_place_accumulation": "a later contribution to an adjoint buffer the gradient made itself is added "
                              "with += (never into the seed, an input or a primal value); the gradient of x[i] "
-                             "with an index of ints and slices, where it lands: dx[i] += g",
+                             "with an index of ints and slices, where it lands: dx[i] += g; the adjoint of "
+                             "y[i] = v zeroes dy[i] in place",
     "in_place_writes": "y[i] = v and hs.append(h) run in place where nothing can see the difference; "
                        "without it, every such write copies",
     "batched_accumulation": "in a backward loop, the outer products and bias terms added to a weight every trip "

@@ -28,7 +28,7 @@ from .analyze import TENSOR, Analysis
 from .errors import NoDerivativeRule, UnsupportedSyntax
 from .inline import Contribution, expand
 from .inplace import MUTATIONS, in_place_writes, value_reads
-from .ir import Assign, Const, Function, If, Op, Var, While, atom_expr, captures, value_expr, writes
+from .ir import Assign, Const, Function, If, Op, Var, While, atom_expr, captures, reads, value_expr, writes
 from .liveness import unneeded
 from .names import identifier
 from .optimizations import ALL
@@ -360,11 +360,15 @@ class Reverse:
         target = stmt.target
         if target is None or target not in self.active or target not in self.has:
             return []
+        owned = target not in self.sparse and not self.may_alias.get(target, True) \
+            and "in_place_accumulation" in self.optimizations
         dtarget = self.read_adjoint(target)
         self.has.discard(target)
         self.sparse.discard(target)
         value = stmt.value
         origin = stmt.loc
+        if owned and isinstance(value, Op) and value.fn is primitives.setitem:
+            return self.backward_write_in_place(stmt, dtarget)
         if not isinstance(value, Op):
             return self.contribute(value, dtarget, origin)
         fn = value.fn
@@ -394,6 +398,29 @@ class Reverse:
                 out.append(_origin(reuse.visit(step), origin))
         for statement in out:
             statement.rule = _rule_label(fn, value.name)
+        return out
+
+    def backward_write_in_place(self, stmt: Assign, dtarget: ast.Name) -> list:
+        """``y_1 = setitem(y, i, v)`` where y_1's adjoint is a buffer the gradient owns: v's part is read out
+        of it first, then zeroed in place (``dv = ...dy[i]...``, ``dy[i] = 0.0``), and the buffer becomes
+        y's adjoint (no copy of the whole array per write)."""
+        x, index, written_value = stmt.value.args
+        steps = expand(rule_for(primitives.setitem), stmt.value, stmt.target, dtarget, self.is_active, self.names,
+                       self.analysis.shapes, self.optimizations)
+        out = []
+        for step in steps:
+            if isinstance(step, Contribution) and step.atom == written_value:
+                out += self.contribute(written_value, step.expr, stmt.loc)
+        if self.is_active(x):
+            zero = ast.Assign([ast.Subscript(dtarget, primitives.index_expression(atom_expr(index)), ast.Store())],
+                              ast.Constant(0.0))
+            out.append(_origin(zero, stmt.loc))
+            fresh = x.name not in self.has
+            out += self.contribute(x, dtarget, stmt.loc)
+            if fresh:
+                self.may_alias[x.name] = False          # the same buffer: still the gradient's own
+        for statement in out:
+            statement.rule = _rule_label(primitives.setitem, stmt.value.name)
         return out
 
     def backward_call(self, stmt: Assign, dtarget: ast.expr) -> list:
@@ -468,12 +495,16 @@ class Reverse:
         if schedule is None:
             trips = self.trips.setdefault(id(loop), self.names.fresh("trips"))
         out = []
+        owned_on_entry = set()                  # carried adjoints that start as buffers the gradient owns
         for k in carried:
             result, param = loop.results[k], loop.params[k]
             if result in self.has:
+                if result not in self.sparse and not self.may_alias.get(result, True):
+                    owned_on_entry.add(param)
                 out.append(_assign(self.adjoint_name(param), self.read_adjoint(result), loop.loc))
                 self.has.discard(result)
             else:
+                owned_on_entry.add(param)
                 out.append(_assign(self.adjoint_name(param), _call("zeros_like", _name(result)), loop.loc))
         for name in self.receivers(loop):
             if name not in self.has:
@@ -481,7 +512,7 @@ class Reverse:
         self.sparse -= set(self.receivers(loop))
         if schedule is not None:
             return out + self.backward_checkpointed(loop, carried)
-        body = self.adjoint_trip(loop, carried)
+        body = self.adjoint_trip(loop, carried, owned_on_entry)
         before, after = self.flush(loop)
         out += before
         for value, _, stack in self.carries.get(id(loop), []):
@@ -551,8 +582,10 @@ class Reverse:
             after += self.contribute(Var(weight), total, loop.loc)    # in place only into the gradient's own buffer
         return before, after
 
-    def adjoint_trip(self, loop: While, carried: list) -> list:
-        """The adjoint of one trip of `loop`'s body, with the pops it needs first."""
+    def adjoint_trip(self, loop: While, carried: list, owned_on_entry=frozenset()) -> list:
+        """The adjoint of one trip of `loop`'s body, with the pops it needs first. A carried adjoint owned on
+        entry stays owned every trip where the body only writes into the loop variable and reads from it
+        (`written_in_place`): its writes' adjoints then zero it in place."""
         outer = set(self.has)
         self.has = set(outer)
         self.loops.append(loop)
@@ -569,6 +602,9 @@ class Reverse:
                 self.has.add(out_atom.name)
                 continue
             body += self.contribute(out_atom, carried_in[k], loop.loc)
+            if loop.params[k] in owned_on_entry and "in_place_accumulation" in self.optimizations \
+                    and _written_in_place(loop, k):
+                self.may_alias[out_atom.name] = False
         body += self.backward_block(loop.body, repeated=True, defined=loop.params)
         for k in carried:
             if loop.params[k] not in self.has:
@@ -776,6 +812,34 @@ def _merge_twins(steps: list) -> list:
         else:
             out.append(step)
     return out
+
+
+def _written_in_place(loop: While, k: int) -> bool:
+    """Does the trip take loop variable k through writes alone (``y_1 = setitem(y, i, v)``, ...), the trip's
+    last version being what it carries to the next, with every version otherwise only indexed
+    (``y[j]``) at the trip's top level? Then the adjoint of each version is the one buffer: owned on
+    entry, owned every trip."""
+    uses: dict[str, list] = {}
+    for stmt in loop.cond + loop.body:
+        if isinstance(stmt, Assign) and isinstance(stmt.value, Op):
+            for position, atom in enumerate(stmt.value.args):
+                if isinstance(atom, Var):
+                    uses.setdefault(atom.name, []).append((stmt, position))
+        elif isinstance(stmt, Assign) and isinstance(stmt.value, Var):
+            uses.setdefault(stmt.value.name, []).append((stmt, None))
+    chain = [loop.params[k]]
+    while True:
+        writes = [stmt for stmt, position in uses.get(chain[-1], [])
+                  if position == 0 and stmt.value.fn is primitives.setitem]
+        if len(writes) > 1 or any(not (position == 0 and stmt.value.fn in (primitives.setitem, operator.getitem))
+                                  for stmt, position in uses.get(chain[-1], [])):
+            return False
+        if not writes:
+            break
+        chain.append(writes[0].target)
+    nested = reads([stmt for stmt in loop.body if isinstance(stmt, (If, While))])
+    out = loop.body_outs[k]
+    return len(chain) > 1 and isinstance(out, Var) and out.name == chain[-1] and not set(chain) & nested
 
 
 def _definitions(block: list) -> dict:

@@ -583,6 +583,8 @@ class Checkpoints:
 def written(g, index):
     """The gradient of the values written by ``x[index] = v``: ``g[index]``, where a repeated index
     keeps only its last write (as NumPy does) and the earlier ones get zero."""
+    if type(index) is int and type(g) is np.ndarray and g.ndim == 1 and g.dtype == np.float64:
+        return g[index]                       # one element of a float64 vector: a copy already, the same value
     g = densify(g)
     part = np.array(g[index], dtype=float, copy=True) if np.ndim(g) else g
     if isinstance(index, np.ndarray) and index.dtype.kind in "iu" and index.ndim == 1 and len(index) > 1:

@@ -125,6 +125,8 @@ class Shapes:
             return shape[::-1] if shape is not None else self.fresh()
         if fn in (operator.getitem,) and len(args) == 2:
             return _known(self.getitem(args[0], args[1]), self)
+        if fn is primitives.setitem and len(args) == 3:
+            return self.of(args[0])            # y[i] = v keeps y's shape (or raises)
         if getattr(fn, "__module__", None) == "math" or fn is builtins.float:
             return ()
         return self.fresh()

@@ -95,3 +95,11 @@ def unread_broadcast_error(x):
 def unread_index_error(x):
     unused = x[10]                    # raises for fewer than 11 elements
     return np.sum(np.sin(x))
+
+
+def recurrence_written(x):
+    y = np.zeros_like(x)
+    y[0] = x[0]
+    for i in range(1, x.shape[0]):
+        y[i] = y[i - 1] * 0.5 + np.sin(x[i])
+    return np.sum(y ** 2)
