@@ -3,8 +3,8 @@
 `grad` returns gradients, not the function's value. A statement whose value
 nothing reads, or only the output does when the output is not returned, is
 left out, where leaving it out cannot change what happens: NumPy arithmetic
-on arrays whose shapes are known to broadcast, and whose dtypes are known, only
-warns; it never raises. Loops, branches, calls of user functions, indexing and
+on arrays of known dtypes whose shapes are known to broadcast (or of a single
+array) only warns; it never raises. Loops, branches, calls of user functions, indexing and
 anything else always run.
 
     >>> import numpy as np
@@ -64,8 +64,11 @@ def _harmless(value, target: str, analysis: Analysis) -> bool:
     if value.kwargs and not (fn in REDUCTIONS and set(value.kwargs) <= {"axis", "keepdims"}):
         return False
     arrays = [target] + [a.name for a in value.args if isinstance(a, Var)]
-    return all(analysis.shapes.concrete(Var(n)) is not None and isinstance(analysis.dtypes.of(Var(n)), np.dtype)
-               for n in arrays)
+    if not all(isinstance(analysis.dtypes.of(Var(n)), np.dtype) for n in arrays):
+        return False
+    # one array argument cannot fail to broadcast; with more, known shapes show that they do
+    return len(arrays) <= 2 and fn is not operator.matmul and fn is not np.matmul and fn is not np.dot \
+        or all(analysis.shapes.concrete(Var(n)) is not None for n in arrays)
 
 
 __all__ = ["unneeded", "is_scalar_output"]
