@@ -257,9 +257,9 @@ class Desugar:
                 trips = self.names.reserve(f"{hint}_trips")
                 setup.append(_assign(trips, _call("len", _call("range", *parts))))
                 start = parts[0]
-                step = parts[2] if len(parts) == 3 else _const(1)
-                element = gast.BinOp(left=start, op=gast.Add(),
-                                     right=gast.BinOp(left=_name(count), op=gast.Mult(), right=step))
+                offset = _name(count) if len(parts) == 2 else \
+                    gast.BinOp(left=_name(count), op=gast.Mult(), right=parts[2])
+                element = gast.BinOp(left=start, op=gast.Add(), right=offset)
                 return setup, _name(trips), element
             if kind is enumerate:
                 if len(args) != 1:

@@ -209,7 +209,7 @@ class Reverse:
                     self.sparse.discard(name)
             return [_assign(dname, value, origin)]
         self.has.add(name)
-        self.may_alias[name] = _may_alias(expr)
+        self.may_alias[name] = _may_alias(expr) and not self.scatters_at_basic_index(expr)   # (zeros it made)
         if "symbolic_zeros" not in self.optimizations and self.analysis.kind.get(name, TENSOR) == TENSOR:
             expr = ast.BinOp(_call("zeros_like", _name(name)), ast.Add(), _call("densify", expr))
             self.may_alias[name] = False

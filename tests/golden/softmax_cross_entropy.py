@@ -12,7 +12,7 @@ def dsoftmax_cross_entropy_dlogits(logits, label, ddiff=1.0):
     item = z[label]
     # backward sweep
     dz = scatter(-ddiff, z, label)
-    dz = dz + ddiff / sum_1 * exp
+    dz += ddiff / sum_1 * exp
     dlogits = dz  # showcase.py:24
     hit = logits == unreduce(max_1, logits, None, False)
     dlogits = dlogits + np.broadcast_to(np.sum(-dz) / np.sum(hit, None, keepdims=False), (5,)) * hit
