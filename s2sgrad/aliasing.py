@@ -20,6 +20,8 @@ from __future__ import annotations
 import gast
 import numpy as np
 
+from . import runtime
+
 VIEW_METHODS = {"reshape", "transpose", "ravel", "squeeze", "swapaxes", "view", "T", "real", "imag"}
 WHOLE_REDUCTIONS = {np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin}   # of a whole array: a number
 
@@ -122,8 +124,12 @@ class Aliasing:
     def stale_in_loop(self, loop, names: set):
         """A read, anywhere in `loop`, of a name made stale by its body (stale on the next trip): the
         read node and what made it stale, or None."""
+        shape_only = {id(arg) for node in gast.walk(loop) if isinstance(node, gast.Call)
+                      and self.resolve(node.func) is runtime.like for arg in node.args}
+        names = {n for n in names if not _bound_before_read(loop, n)}
         for node in gast.walk(loop):
-            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and node.id in names:
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and node.id in names \
+                    and id(node) not in shape_only:
                 return node, self.poisoned[node.id]
         return None
 
@@ -162,3 +168,18 @@ def _pairwise(node: gast.Assign) -> bool:
         and isinstance(value, (gast.Tuple, gast.List)) and len(target.elts) == len(value.elts) \
         and all(isinstance(e, gast.Name) for e in target.elts) \
         and not any(isinstance(e, gast.Starred) for e in value.elts)
+
+
+def _bound_before_read(loop, name: str) -> bool:
+    """Does every trip of `loop` bind `name` afresh (``name = ...`` at the top of its body) before it reads
+    it? Then a read sees that trip's object, never one an earlier trip changed."""
+    if any(isinstance(n, gast.Name) and n.id == name for n in gast.walk(loop.test)):
+        return False
+    for stmt in loop.body:
+        reads = any(isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load)
+                    for n in gast.walk(stmt))
+        if reads:
+            return False
+        if isinstance(stmt, gast.Assign) and any(isinstance(t, gast.Name) and t.id == name for t in stmt.targets):
+            return True
+    return False

@@ -41,6 +41,7 @@ METHODS = {
     "conj": np.conj, "repeat": np.repeat, "nonzero": np.nonzero,
 }
 VARARG_METHODS = {"reshape", "transpose"}
+SHAPE_READERS = {runtime.like}              # read only the shape of their argument, which writes keep
 VIEW_METHODS = {"reshape", "transpose", "ravel", "squeeze", "swapaxes", "view", "T", "real", "imag"}          # x.reshape(2, 3) means np.reshape(x, (2, 3))
 ATTRIBUTES = {"T": np.transpose, "shape": np.shape, "ndim": np.ndim, "size": np.size,
               "real": np.real, "imag": np.imag}
@@ -705,6 +706,10 @@ class Lowerer:
         callee = self.value(func)
         if not isinstance(callee, Global) or not callable(callee.value):
             raise self.error("only named functions can be called", node)
+        if callee.value in SHAPE_READERS:             # generated code's like(x): a write keeps x's shape
+            args = [Var(self.env[a.id]) if isinstance(a, gast.Name) and isinstance(self.env.get(a.id), str)
+                    else self.atom(a) for a in node.args]
+            return Op(callee.value, args, {}, name=callee.name)
         args = [self.atom(a) for a in node.args]
         kwargs = {k.arg: self.atom(k.value) for k in node.keywords}
         name = None if primitives.python_name(callee.value) else callee.name

@@ -180,6 +180,21 @@ def indexing(x):
     return np.sum(x[np.array([0, 0, 2])] ** 3) + x[1] * x[3]
 
 
+def recurrence_in_an_array(x):
+    y = np.zeros_like(x)
+    y[0] = x[0]
+    for i in range(1, x.shape[0]):
+        y[i] = y[i - 1] * 0.5 + np.sin(x[i])       # written in place; its adjoint zeroed in place
+    return np.sum(y ** 2)
+
+
+def window_added_in_place(x):
+    y = np.zeros(x.shape[0] + 2)
+    for i in range(x.shape[0]):
+        y[i:i + 3] = y[i:i + 3] + x[i] * np.array([1.0, 2.0, 3.0])
+    return np.sum(np.sin(y))
+
+
 @pytest.mark.parametrize("f, args, wrt", [
     (quadratic, (rand(3), rand(3, 3)), 0),
     (elementwise, (rand(4), rand(4, seed=1)), 0),
@@ -196,6 +211,8 @@ def indexing(x):
     (lists_and_writes, (rand(3),), 0),
     (indexing, (rand(4),), 0),
     (uses_recompute, (rand(3, 3) * 0.5, rand(3, seed=1)), (0, 1)),
+    (recurrence_in_an_array, (rand(5),), 0),
+    (window_added_in_place, (rand(5),), 0),
 ], ids=lambda v: getattr(v, "__name__", None) if callable(v) else None)
 def test_hvp_matches_differences_of_the_gradient(f, args, wrt):
     check_hvp(f, args, wrt)
