@@ -32,10 +32,11 @@ class Aliasing:
     `resolve(node)` gives the object an expression names in the user's namespace, or None.
     """
 
-    def __init__(self, scalars, resolve):
+    def __init__(self, scalars, resolve, vectors=()):
         self.groups: dict[str, object] = {}       # user name -> the object it may share (a group key)
         self.poisoned: dict[str, tuple] = {}      # user name -> (name changed, its location)
         self.scalars: set[str] = set(scalars)     # user names known to hold scalars
+        self.vectors: set[str] = set(vectors)     # user names known to hold one-dimensional arrays
         self.resolve = resolve
 
     # ---------------------------------------------------------------- binding and changing
@@ -45,16 +46,34 @@ class Aliasing:
         self.poisoned.pop(name, None)
         self.groups[name] = key
         self.scalars.discard(name)
+        self.vectors.discard(name)
 
     def share(self, name: str, node) -> None:
         """After ``name = <node>``: if node is another local (or a view of one), they share an object."""
-        while isinstance(node, gast.Subscript) or (
-                isinstance(node, gast.Attribute) and node.attr in VIEW_METHODS) or (
-                isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
-                and node.func.attr in VIEW_METHODS):
-            node = node.value if not isinstance(node, gast.Call) else node.func.value
-        if isinstance(node, gast.Name) and node.id in self.groups and node.id != name:
-            self.groups[name] = self.groups[node.id]
+        if self.is_scalar(node):
+            return                                # an element: a number, not a view
+        other = viewed_name(node)
+        if other is not None and other in self.groups and other != name:
+            self.groups[name] = self.groups[other]
+
+    def join(self, name: str, other: str) -> None:
+        """`name` and `other` may be one object from now on (so may everything sharing with either)."""
+        kept, merged = self.groups.get(name), self.groups.get(other)
+        if kept is None or merged is None or kept == merged:
+            return
+        for n, g in list(self.groups.items()):
+            if g == merged:
+                self.groups[n] = kept
+
+    def join_loop_aliases(self, loop, carried) -> None:
+        """Before a loop: a loop variable the body makes another name for (``y = x``, ``y = x[1:]``), or
+        that another name is made for, may be that object on a later trip, so they share from the start."""
+        for node in gast.walk(loop):
+            if isinstance(node, gast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], gast.Name) \
+                    and not self.is_scalar(node.value):
+                target, source = node.targets[0].id, viewed_name(node.value)
+                if source is not None and source not in self.scalars and (target in carried or source in carried):
+                    self.join(target, source)
 
     def mutated(self, name: str, where) -> None:
         """`name`'s object is changed in place: the other names for it must not be read again."""
@@ -77,6 +96,10 @@ class Aliasing:
             return isinstance(node.value, (int, float, complex)) and not isinstance(node.value, bool)
         if isinstance(node, gast.Name):
             return node.id in self.scalars
+        if isinstance(node, gast.Subscript):      # an element of a vector
+            return isinstance(node.value, gast.Name) and node.value.id in self.vectors \
+                and not isinstance(node.slice, (gast.Slice, gast.Tuple)) and self.is_scalar(node.slice) \
+                and _is_int_like(node.slice)
         if isinstance(node, gast.BinOp):
             return self.is_scalar(node.left) and self.is_scalar(node.right)
         if isinstance(node, gast.UnaryOp):
@@ -90,36 +113,64 @@ class Aliasing:
             return isinstance(callee, np.ufunc) and not node.keywords and all(self.is_scalar(a) for a in node.args)
         return False
 
-    def scalar_loop_variables(self, loop, carried, assigned) -> set:
-        """The loop variables that hold scalars on every trip: scalars on entry, and assigned only
-        scalar expressions in the body (assuming the same of the others). `assigned`: the names
-        the body assigns."""
-        candidates = {n for n in carried if n in self.scalars} | {n for n in assigned if n not in carried}
-        saved = self.scalars
-        while candidates:
-            self.scalars = saved | candidates
-            dropped = set()
-            for node in gast.walk(loop):
-                if isinstance(node, gast.Assign) and _pairwise(node):      # a, b = x, y
-                    for target, value in zip(node.targets[0].elts, node.value.elts):
-                        if isinstance(target, gast.Name) and target.id in candidates and not self.is_scalar(value):
-                            dropped.add(target.id)
-                elif isinstance(node, gast.Assign):
-                    targets = [t.id for t in node.targets if isinstance(t, gast.Name)]
-                    if any(t in candidates for t in targets) and (
-                            len(node.targets) != 1 or not self.is_scalar(node.value)):
-                        dropped |= set(targets) & candidates
-                    for t in node.targets:
-                        if not isinstance(t, gast.Name):
-                            dropped |= {n.id for n in gast.walk(t) if isinstance(n, gast.Name)} & candidates
-                elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name) \
-                        and node.target.id in candidates and not self.is_scalar(node.value):
-                    dropped.add(node.target.id)
-            if not dropped:
+    def loop_variable_kinds(self, loop, carried, assigned) -> tuple[set, set]:
+        """The loop variables that hold scalars on every trip, and those that hold one-dimensional arrays:
+        so on entry, and assigned only such expressions in the body (assuming the same of the others,
+        scalars and vectors together). `assigned`: the names the body assigns."""
+        scalars = {n for n in carried if n in self.scalars} | {n for n in assigned if n not in carried}
+        vectors = {n for n in carried if n in self.vectors} | {n for n in assigned if n not in carried}
+        saved = self.scalars, self.vectors
+        while True:
+            self.scalars, self.vectors = saved[0] | scalars, saved[1] | vectors
+            not_scalars = self._breaking(loop, scalars, lambda value, augmented: self.is_scalar(value), False)
+            not_vectors = self._breaking(loop, vectors, lambda value, augmented: self.is_vector(value)
+                                         or augmented and self.is_scalar(value), True)
+            if not not_scalars and not not_vectors:
                 break
-            candidates -= dropped
-        self.scalars = saved
-        return candidates & set(carried)
+            scalars -= not_scalars
+            vectors -= not_vectors
+        self.scalars, self.vectors = saved
+        return scalars & set(carried), vectors & set(carried)
+
+    @staticmethod
+    def _breaking(loop, candidates: set, holds, writes_keep: bool) -> set:
+        """The candidates some assignment in `loop` gives a value for which `holds` fails (with
+        `writes_keep`, ``y[i] = v`` keeps y a candidate)."""
+        dropped = set()
+        for node in gast.walk(loop):
+            if isinstance(node, gast.Assign) and _pairwise(node):      # a, b = x, y
+                for target, value in zip(node.targets[0].elts, node.value.elts):
+                    if isinstance(target, gast.Name) and target.id in candidates and not holds(value, False):
+                        dropped.add(target.id)
+            elif isinstance(node, gast.Assign):
+                targets = [t.id for t in node.targets if isinstance(t, gast.Name)]
+                if any(t in candidates for t in targets) and (len(node.targets) != 1 or not holds(node.value, False)):
+                    dropped |= set(targets) & candidates
+                for t in node.targets:
+                    if isinstance(t, gast.Subscript):         # y[i] = v: y is an array (of its shape still)
+                        if not writes_keep:
+                            dropped |= {viewed_name(t)} & candidates
+                    elif not isinstance(t, gast.Name):
+                        dropped |= {n.id for n in gast.walk(t) if isinstance(n, gast.Name)} & candidates
+            elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name) \
+                    and node.target.id in candidates and not holds(node.value, True):
+                dropped.add(node.target.id)
+        return dropped
+
+    def is_vector(self, node) -> bool:
+        """Does `node` certainly compute a one-dimensional array (arithmetic and ufuncs of vectors and
+        numbers, at least one of them a vector)?"""
+        if isinstance(node, gast.Name):
+            return node.id in self.vectors
+        if isinstance(node, gast.BinOp) and not isinstance(node.op, gast.MatMult):
+            parts = [node.left, node.right]
+        elif isinstance(node, gast.UnaryOp):
+            parts = [node.operand]
+        elif isinstance(node, gast.Call) and isinstance(self.resolve(node.func), np.ufunc) and not node.keywords:
+            parts = node.args
+        else:
+            return False
+        return any(self.is_vector(p) for p in parts) and all(self.is_vector(p) or self.is_scalar(p) for p in parts)
 
     def stale_in_loop(self, loop, names: set):
         """A read, anywhere in `loop`, of a name made stale by its body (stale on the next trip): the
@@ -136,17 +187,17 @@ class Aliasing:
     # ---------------------------------------------------------------- branches
 
     def state(self):
-        return dict(self.groups), dict(self.poisoned), set(self.scalars)
+        return dict(self.groups), dict(self.poisoned), set(self.scalars), set(self.vectors)
 
     def restore(self, state) -> None:
-        groups, poisoned, scalars = state
-        self.groups, self.poisoned, self.scalars = dict(groups), dict(poisoned), set(scalars)
+        groups, poisoned, scalars, vectors = state
+        self.groups, self.poisoned, self.scalars, self.vectors = dict(groups), dict(poisoned), set(scalars), set(vectors)
 
     def merge(self, first, second) -> None:
         """After a branch: names may share an object if they may in either branch (their groups
         become one), are stale if stale in either, and are scalars only if scalars in both."""
-        groups_a, poisoned_a, scalars_a = first
-        groups_b, poisoned_b, scalars_b = second
+        groups_a, poisoned_a, scalars_a, vectors_a = first
+        groups_b, poisoned_b, scalars_b, vectors_b = second
         groups = dict(groups_a)
         for name, group in groups_b.items():
             if name not in groups:
@@ -159,6 +210,7 @@ class Aliasing:
         self.groups = groups
         self.poisoned = {**poisoned_b, **poisoned_a}
         self.scalars = scalars_a & scalars_b
+        self.vectors = vectors_a & vectors_b
 
 
 def _pairwise(node: gast.Assign) -> bool:
@@ -171,15 +223,49 @@ def _pairwise(node: gast.Assign) -> bool:
 
 
 def _bound_before_read(loop, name: str) -> bool:
-    """Does every trip of `loop` bind `name` afresh (``name = ...`` at the top of its body) before it reads
-    it? Then a read sees that trip's object, never one an earlier trip changed."""
+    """Does every trip of `loop` that reads `name` bind it afresh (``name = ...``) first? Then a read sees
+    that trip's object, never one an earlier trip changed."""
     if any(isinstance(n, gast.Name) and n.id == name for n in gast.walk(loop.test)):
         return False
-    for stmt in loop.body:
-        reads = any(isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load)
-                    for n in gast.walk(stmt))
-        if reads:
-            return False
+    return _first_use(loop.body, name) != "read"
+
+
+def _first_use(block: list, name: str) -> str | None:
+    """"read" if some path through `block` may read `name` before binding it, else "bind" if every path
+    binds it, else None."""
+    for stmt in block:
+        if isinstance(stmt, gast.If):
+            if any(isinstance(n, gast.Name) and n.id == name for n in gast.walk(stmt.test)):
+                return "read"
+            uses = {_first_use(stmt.body, name), _first_use(stmt.orelse, name)}
+            if "read" in uses:
+                return "read"
+            if uses == {"bind"}:
+                return "bind"
+            continue
+        if isinstance(stmt, gast.While):                   # its body may run or not
+            if any(isinstance(n, gast.Name) and n.id == name for n in gast.walk(stmt.test)) \
+                    or _first_use(stmt.body, name) == "read":
+                return "read"
+            continue
+        if any(isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load) for n in gast.walk(stmt)) \
+                or isinstance(stmt, gast.AugAssign) and getattr(stmt.target, "id", None) == name:
+            return "read"
         if isinstance(stmt, gast.Assign) and any(isinstance(t, gast.Name) and t.id == name for t in stmt.targets):
-            return True
-    return False
+            return "bind"
+    return None
+
+
+def viewed_name(node) -> str | None:
+    """The local `node` names, directly or through a view (``x``, ``x[1:]``, ``x.T``, ``x.reshape(...)``)."""
+    while isinstance(node, gast.Subscript) or (
+            isinstance(node, gast.Attribute) and node.attr in VIEW_METHODS) or (
+            isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
+            and node.func.attr in VIEW_METHODS):
+        node = node.value if not isinstance(node, gast.Call) else node.func.value
+    return node.id if isinstance(node, gast.Name) else None
+
+
+def _is_int_like(node) -> bool:
+    """Could `node` (known to be a number) be an int index? (Not a float literal.)"""
+    return not (isinstance(node, gast.Constant) and not isinstance(node.value, int))

@@ -328,7 +328,8 @@ def source(f: Callable, wrt: Wrt = 0, *, mode: str = "grad", stage: str = "gradi
         dtypes += (None,)                     # any seed
     if stage == "lowered":
         scalars = [p for p, k in zip(_parameters(f), kinds) if k in ("scalar", "int")]
-        return lowered_source(f, scalars)
+        vectors = [p for p, k in zip(_parameters(f), kinds) if isinstance(k, tuple) and len(k) == 1]
+        return lowered_source(f, scalars, vectors)
     names, _ = wrt_names(f, wrt)
     return generated(f, names, mode, kinds, dtypes=dtypes, **options).source
 

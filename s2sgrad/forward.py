@@ -352,10 +352,10 @@ class ForwardModule(GradientModule):
         self.tangent_callees: dict = {}
         self.tangent_in_progress: list = []
 
-    def prepare(self, fn, scalars=()):
+    def prepare(self, fn, scalars=(), vectors=()):
         if isinstance(fn, LiftedFunction) or not is_generated(fn):
-            return super().prepare(fn, scalars)
-        lowerer = Lowerer(parse_generated(fn), scalars=scalars)
+            return super().prepare(fn, scalars, vectors)
+        lowerer = Lowerer(parse_generated(fn), scalars=scalars, vectors=vectors)
         lowered = lowerer.function()
         self.collect_globals(lowered)
         return lowered, lowerer.names
@@ -368,7 +368,9 @@ class ForwardModule(GradientModule):
 
     def jvp(self, fn, wrt: list[str], arg_kinds=None, name: str | None = None) -> ast.FunctionDef:
         """``name(*params, *tangents of wrt) -> (value, tangent of value)`` for `fn`."""
-        lowered, names = self.prepare(fn, [p for p, k in (arg_kinds or {}).items() if k in (SCALAR, INT)])
+        kinds = arg_kinds or {}
+        lowered, names = self.prepare(fn, [p for p, k in kinds.items() if k in (SCALAR, INT)],
+                                      [p for p, k in kinds.items() if isinstance(k, tuple) and len(k) == 1])
         self.origin = getattr(lowered.source, "origin", "") \
             or f"{os.path.basename(lowered.source.filename)}:{lowered.name}"
         analysis = analyze(lowered, list(wrt), arg_kinds)

@@ -71,26 +71,27 @@ def lower(parsed: ParsedFunction, extra_params: list[str] = ()) -> Function:
     return Lowerer(parsed).function(list(extra_params))
 
 
-def lower_function(fn, scalars=()) -> tuple[Function, Names]:
+def lower_function(fn, scalars=(), vectors=()) -> tuple[Function, Names]:
     """Lower a user function or a LiftedFunction; also returns the names it uses.
 
-    `scalars` names parameters known to hold Python or NumPy scalars.
+    `scalars` names parameters known to hold Python or NumPy scalars, `vectors` those known to hold
+    one-dimensional arrays (whose elements, ``x[i]``, are scalars, never views).
     """
     from .parse import parse_function
     if isinstance(fn, LiftedFunction):
         lowerer = Lowerer(fn.parsed, functions=fn.functions)
         return lowerer.function(list(fn.free)), lowerer.names
-    lowerer = Lowerer(parse_function(fn), scalars=scalars)
+    lowerer = Lowerer(parse_function(fn), scalars=scalars, vectors=vectors)
     return lowerer.function(), lowerer.names
 
 
-def lowered_source(fn, scalars=()) -> str:
+def lowered_source(fn, scalars=(), vectors=()) -> str:
     """The lowered form of `fn` as runnable Python, with the nested defs it calls (lifted) first.
 
     `scalars` names parameters known to hold scalars (so that ``+=`` on them is no in-place change).
     """
     from .ir import If, While, to_source
-    lowered, _ = lower_function(fn, scalars)
+    lowered, _ = lower_function(fn, scalars, vectors)
     parts, seen = [], set()
 
     def lifted_in(block):
@@ -144,11 +145,12 @@ def _stored_names(stmts) -> list[str]:
 
 
 class Lowerer:
-    def __init__(self, parsed: ParsedFunction, names: Names | None = None, functions=None, scalars=()):
+    def __init__(self, parsed: ParsedFunction, names: Names | None = None, functions=None, scalars=(),
+                 vectors=()):
         self.parsed = parsed
         self.names = names or Names(_identifiers(parsed.tree))
         self.env: dict[str, object] = dict(functions or {})   # user name -> SSA name or LiftedFunction
-        self.aliasing = Aliasing(scalars, self.resolve_callee)
+        self.aliasing = Aliasing(scalars, self.resolve_callee, vectors)
         self.out: list = []                       # the block being built
         self.node = parsed.tree                   # the statement being lowered, for locations
         self.loop_locals: dict[str, object] = {}  # names that exist only inside an earlier loop
@@ -229,10 +231,12 @@ class Lowerer:
         for arg in list(args.args):
             params.append(self.names.take(arg.id))
             self.env[arg.id] = arg.id
-            scalar = arg.id in self.aliasing.scalars
+            scalar, vector = arg.id in self.aliasing.scalars, arg.id in self.aliasing.vectors
             self.aliasing.bind(arg.id, arg.id)
             if scalar:
                 self.aliasing.scalars.add(arg.id)
+            if vector:
+                self.aliasing.vectors.add(arg.id)
         for name in extra_params:
             params.append(self.names.take(name))
             self.env[name] = name
@@ -319,12 +323,15 @@ class Lowerer:
         targets = stmt.targets
         if len(targets) == 1 and isinstance(targets[0], gast.Name):
             scalar = self.aliasing.is_scalar(stmt.value)
+            vector = self.aliasing.is_vector(stmt.value)
             value = self.value(stmt.value)
             self.node = stmt.value
             self.emit(self.define(targets[0].id), value)
             self.aliasing.share(targets[0].id, stmt.value)
             if scalar:
                 self.aliasing.scalars.add(targets[0].id)
+            elif vector:
+                self.aliasing.vectors.add(targets[0].id)
             return
         if len(targets) == 1 and isinstance(targets[0], (gast.Tuple, gast.List)) \
                 and isinstance(stmt.value, (gast.Tuple, gast.List)) \
@@ -359,13 +366,19 @@ class Lowerer:
             array = self.array_target(target)
             index = self.index(target.slice)
             written = Op(primitives.setitem, [Var(self.lookup_local(array)), index, value])
-            self.aliasing.mutated(array, self.parsed.location(target))
-            group = self.aliasing.groups.get(array)
-            self.emit(self.define(array), written)
-            self.aliasing.groups[array] = group
+            self.written_in_place(array, written, target)
         else:
             raise self.error("assignment to an attribute is not supported", target,
                              "assign to a local name instead")
+
+    def written_in_place(self, array: str, written: Op, where) -> None:
+        """``array[i] = v``: a new version of `array`, still the object (and of the shape) it was."""
+        self.aliasing.mutated(array, self.parsed.location(where))
+        group, vector = self.aliasing.groups.get(array), array in self.aliasing.vectors
+        self.emit(self.define(array), written)
+        self.aliasing.groups[array] = group
+        if vector:
+            self.aliasing.vectors.add(array)
 
     def array_target(self, target) -> str:
         if not isinstance(target.value, gast.Name) or not isinstance(self.env.get(target.value.id), str):
@@ -381,10 +394,17 @@ class Lowerer:
             scalar = self.aliasing.is_scalar(target) and self.aliasing.is_scalar(stmt.value)
             operand = self.atom(stmt.value)
             updated = Op(fn, [current, operand])
+            vector = self.aliasing.is_vector(target) and (self.aliasing.is_vector(stmt.value)
+                                                           or self.aliasing.is_scalar(stmt.value))
             self.aliasing.mutated(target.id, self.parsed.location(stmt))
+            group = self.aliasing.groups.get(target.id)
             self.emit(self.define(target.id), updated)
             if scalar:
                 self.aliasing.scalars.add(target.id)
+            else:                             # an array changed in place is still the object it shared
+                self.aliasing.groups[target.id] = group
+                if vector:
+                    self.aliasing.vectors.add(target.id)
         elif isinstance(target, gast.Subscript):
             array = self.array_target(target)
             index = self.index(target.slice)
@@ -392,10 +412,7 @@ class Lowerer:
             operand = self.atom(stmt.value)
             updated = self.bind(Op(fn, [item, operand]), "item")
             written = Op(primitives.setitem, [Var(self.lookup_local(array)), index, updated])
-            self.aliasing.mutated(array, self.parsed.location(target))
-            group = self.aliasing.groups.get(array)
-            self.emit(self.define(array), written)
-            self.aliasing.groups[array] = group
+            self.written_in_place(array, written, target)
         else:
             raise self.error("augmented assignment to an attribute is not supported", target)
 
@@ -484,13 +501,20 @@ class Lowerer:
         trips = self.atom(trips_node) if trips_node is not None else None
         before = dict(self.env)
         carried = [n for n in _stored_names(stmt.body) if isinstance(before.get(n), str)]
-        inits = [Var(before[n]) for n in carried]
         aliasing = self.aliasing
+        for n in carried:                     # the loop starts from n's object: one changed through another name
+            stale = aliasing.stale(n)
+            read = _first_read(stmt, n)
+            if stale is not None and read is not None:
+                raise self.stale_error(n, *stale, read)
+        inits = [Var(before[n]) for n in carried]
+        scalars, vectors = aliasing.loop_variable_kinds(stmt, carried, _stored_names(stmt.body))
+        aliasing.join_loop_aliases(stmt, set(carried) - scalars)
         groups = {n: aliasing.groups.get(n) for n in carried}
-        scalars = aliasing.scalar_loop_variables(stmt, carried, _stored_names(stmt.body))
         params = [self.define(n) for n in carried]
         aliasing.groups.update(groups)        # a loop variable is its initial object, at first
         aliasing.scalars |= scalars
+        aliasing.vectors |= vectors
         stale_before = set(aliasing.poisoned)
         inner = dict(self.env)
         saved_out = self.out
@@ -507,9 +531,16 @@ class Lowerer:
             node, (changer, where) = stale_read
             raise self.stale_error(node.id, changer, where, node, " in this loop")
         body_outs = [Var(env_after[n]) for n in carried]
+        at_end = {n: aliasing.groups.get(n) for n in carried}
         results = [self.define(n) for n in carried]
         aliasing.groups.update(groups)
+        for n in carried:                     # after the loop, n is its first object or a trip's last one
+            if at_end[n] is not None and at_end[n] != groups[n]:
+                aliasing.groups[f" end of {n}"] = at_end[n]
+                aliasing.join(n, f" end of {n}")
+                del aliasing.groups[f" end of {n}"]
         aliasing.scalars |= scalars
+        aliasing.vectors |= vectors
         for n in env_after:
             if n not in before:
                 self.loop_locals[n] = stmt
@@ -773,3 +804,20 @@ def _ends_in_returns(stmt) -> bool:
 
 
 __all__ = ["lower", "lower_function", "lowered_source", "Lowerer", "LiftedFunction", "METHODS", "ATTRIBUTES"]
+
+
+def _first_read(loop, name: str):
+    """The first read of `name` in `loop` (its test, then its body in order) before any new binding of it,
+    or None."""
+    for node in gast.walk(loop.test):
+        if isinstance(node, gast.Name) and node.id == name and isinstance(node.ctx, gast.Load):
+            return node
+    for stmt in loop.body:
+        for node in gast.walk(stmt):
+            if isinstance(node, gast.Name) and node.id == name and isinstance(node.ctx, gast.Load):
+                return node
+            if isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name) and node.target.id == name:
+                return node.target                         # x += ... reads x
+        if isinstance(stmt, gast.Assign) and any(isinstance(t, gast.Name) and t.id == name for t in stmt.targets):
+            return None
+    return None

@@ -74,9 +74,9 @@ class GradientModule:
 
     # ---------------------------------------------------------------- pipeline of one function
 
-    def prepare(self, fn, scalars=()):
+    def prepare(self, fn, scalars=(), vectors=()):
         """Lower `fn` (a function or a LiftedFunction); also returns the names it uses."""
-        lowered, names = lower_function(fn, scalars)
+        lowered, names = lower_function(fn, scalars, vectors)
         self.collect_globals(lowered)
         return lowered, names
 
@@ -98,7 +98,9 @@ class GradientModule:
         """The gradient function: forward sweep, backward sweep, gradients of `wrt` returned.
         With `arg_dtypes` (parameter -> descriptor, see `dtypes`) it is specialized on dtypes too."""
         self.in_progress.append((id(fn), None))
-        lowered, names = self.prepare(fn, [p for p, k in (arg_kinds or {}).items() if k in (SCALAR, INT)])
+        kinds = arg_kinds or {}
+        lowered, names = self.prepare(fn, [p for p, k in kinds.items() if k in (SCALAR, INT)],
+                                      [p for p, k in kinds.items() if isinstance(k, tuple) and len(k) == 1])
         analysis = analyze(lowered, list(wrt), arg_kinds, activity="activity" in self.optimizations,
                            arg_dtypes=arg_dtypes, seed_dtype=seed_dtype)
         self.origin = f"{os.path.basename(lowered.source.filename)}:{lowered.name}"

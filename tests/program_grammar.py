@@ -11,7 +11,8 @@ shape (3,), made of
   for a value (``q = a``, ``y = x``) only with the features ``scalar_alias`` /
   ``array_alias`` (otherwise ``q = a + 0.0``), an in-place change of ``x`` or
   ``v`` inside ``for v in x`` only with ``iter_alias``, and a new value bound to
-  ``x`` there only with ``iter_rebind``;
+  ``x`` there only with ``iter_rebind``; elements read and written by index
+  (``x[i % 3]``, ``y[-1] = ...``, ``x[1] += ...``: ``index_read``, ``index_write``);
 * ``for i in range(...)`` (constant bounds, a step, or a stop that is an outer
   loop counter), ``for v in x`` and ``for k, v in enumerate(x)``;
 * ``while`` loops with a counter: a known trip count, a data-dependent one (the
@@ -53,6 +54,7 @@ ALL_FEATURES = frozenset({
     "while", "while_data", "while_true", "break", "continue", "early_return",
     "augassign", "array_augassign", "data_cond", "bool_ops", "math", "locals",
     "np_sum_inner", "pow", "array_alias", "scalar_alias", "iter_alias", "iter_rebind",
+    "index_read", "index_write",
 })
 
 
@@ -179,6 +181,8 @@ class Generator:
             kinds.append("counter")
         if array and self.arrays:
             kinds += ["array"] * 4
+        if self.arrays and self.on("index_read", 0.1):
+            return f"{self.c.choice(self.arrays)}[{self.index(loops)}]", VAR_BOUND, False
         kind = self.c.choice(kinds)
         if kind == "var":
             return self.c.choice(self.scalars), VAR_BOUND, False
@@ -303,7 +307,20 @@ class Generator:
 
     # -- statements --
 
+    def index(self, loops: list[Loop]) -> str:
+        """An index into a 3-element array: a constant, or a loop counter wrapped around."""
+        return self.c.choice(["0", "1", "2", "-1"] + [f"{lp.counter} % 3" for lp in loops if lp.counter])
+
     def assign(self, indent: int, loops: list[Loop]) -> None:
+        writable = [a for a in self.arrays if a not in self.iterating]
+        if writable and self.on("index_write", 0.15):           # x[k] = ... or x[k] += ..., in place
+            target, index = self.c.choice(writable), self.index(loops)
+            if self.c.chance(0.5):
+                self.emit(indent, f"{target}[{index}] = {self.bounded(False, loops)}")
+            else:
+                e, _, _ = self.expr(self.c.integer(1, 2), False, loops)
+                self.emit(indent, f"{target}[{index}] += 0.25 * np.tanh({e})")
+            return
         to_array = bool(self.arrays) and self.c.chance(0.3)
         targets = self.arrays if to_array else self.scalars
         if to_array and "iter_rebind" not in self.features:
