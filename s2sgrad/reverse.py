@@ -201,7 +201,7 @@ class Reverse:
                         expr = expr.args[0]
                     return [_origin(ast.AugAssign(target, ast.Add(), expr), origin)]
                 value = ast.BinOp(_name(dname), ast.Add(), expr)
-                if not self.loops and not self.branches:      # runs for sure: the result is a new array
+                if not self.branches:        # a new array for the rest of this trip (see adjoint_trip)
                     self.may_alias[name] = False
             else:
                 value = _call("add_grads", _name(dname), expr)
@@ -226,7 +226,7 @@ class Reverse:
         index = expr.args[2]
         if isinstance(index, ast.Constant) or isinstance(index, ast.Tuple):
             return False
-        return not (isinstance(index, ast.Name) and self.analysis.shapes.is_basic_index(Var(index.id)))
+        return not self.scatters_at_basic_index(expr)
 
     def scatters_at_basic_index(self, expr: ast.expr) -> bool:
         """Is `expr` ``scatter(g, x, i)`` with an index that selects each element at most once?"""
@@ -588,6 +588,7 @@ class Reverse:
         (`written_in_place`): its writes' adjoints then zero it in place."""
         outer = set(self.has)
         self.has = set(outer)
+        before = dict(self.may_alias)
         self.loops.append(loop)
         body = []
         carried_in = {k: _name(self.adjoint_name(loop.params[k])) for k in carried}
@@ -609,6 +610,9 @@ class Reverse:
         for k in carried:
             if loop.params[k] not in self.has:
                 body.append(self.zero(loop.params[k], loop.loc))
+        for name, aliased in before.items():    # a loop may run no trip: what may alias before still may
+            if aliased:
+                self.may_alias[name] = True
         self.loops.pop()
         self.has = outer
         return body

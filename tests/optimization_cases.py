@@ -103,3 +103,11 @@ def recurrence_written(x):
     for i in range(1, x.shape[0]):
         y[i] = y[i - 1] * 0.5 + np.sin(x[i])
     return np.sum(y ** 2)
+
+
+def seed_carried_through_a_loop(x, w, n):
+    y = x * 1.0
+    for i in range(n):
+        y = y + np.sin(y) * w
+        y = y + w
+    return y + x * w

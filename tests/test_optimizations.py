@@ -283,6 +283,18 @@ def test_batched_sums_are_not_added_into_a_read_only_broadcast():
     assert "dW += " not in sg.source(cases.rnn_and_weight_sum, args=(W, h, xs))
 
 
+@pytest.mark.parametrize("n", [0, 1, 3])
+def test_a_seed_carried_through_a_loop_of_any_trips_is_left_alone(n):
+    x, w = vector(2), vector(2)
+    seed = np.array([1.0, 2.0])
+    _, (dx, dw) = sg.vjp(cases.seed_carried_through_a_loop, (0, 1))(x, w, n, seed)
+    np.testing.assert_array_equal(seed, [1.0, 2.0])
+    assert not np.shares_memory(dx, seed) and not np.shares_memory(dw, seed)
+    _, (slow_dx, slow_dw) = sg.vjp(cases.seed_carried_through_a_loop, (0, 1), optimize=False)(x, w, n, seed)
+    np.testing.assert_allclose(dx, slow_dx, rtol=1e-14)
+    np.testing.assert_allclose(dw, slow_dw, rtol=1e-14)
+
+
 def test_batched_sums_leave_the_callers_seed_alone():
     W, h, xs = vector((3, 3)) * 0.5, vector(3), vector((4, 3))
     seed = np.ones((3, 3))
