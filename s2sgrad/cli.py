@@ -1,6 +1,10 @@
-"""The command line: ``python -m s2sgrad show FILE.py:function [--wrt 0,1] [--stage lowered]``.
+"""The command line: ``python -m s2sgrad show FILE.py:function [--wrt 0,1] [--args EXPR] [--stage lowered]``.
 
-Prints the generated gradient source of a function defined in a file.
+Prints the generated gradient source of a function defined in a file; with ``--args``, example
+arguments (a Python expression, NumPy as ``np``), the code specialized on their shapes and dtypes,
+which is what runs for such arguments:
+
+    python -m s2sgrad show rnn.py:loss --wrt 0,1 --args "np.ones((32, 32)), np.ones((200, 32))"
 """
 from __future__ import annotations
 
@@ -8,6 +12,8 @@ import argparse
 import importlib.util
 import sys
 from pathlib import Path
+
+import numpy as np
 
 from .api import source
 from .errors import S2SGradError
@@ -36,6 +42,14 @@ def _wrt(text: str):
     return items[0] if len(items) == 1 else tuple(items)
 
 
+def _example_arguments(text: str) -> tuple:
+    try:
+        value = eval(text, {"np": np, "__builtins__": {}})          # the user's own command line
+    except Exception as error:                                   # noqa: BLE001 - any mistake in it
+        raise SystemExit(f"s2sgrad: --args {text!r} does not evaluate: {error}") from None
+    return value if isinstance(value, tuple) else (value,)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m s2sgrad",
                                      description="Print the gradient s2sgrad generates for a function.")
@@ -46,10 +60,14 @@ def main(argv: list[str] | None = None) -> int:
     show.add_argument("--mode", default="grad", choices=["grad", "value_and_grad", "vjp", "forward", "hvp"])
     show.add_argument("--stage", default="gradient", choices=["gradient", "lowered"],
                       help="'lowered' prints the functional control-flow form")
+    show.add_argument("--args", default=None, metavar="EXPR",
+                      help="example arguments, a Python expression with NumPy as np, e.g. "
+                           "\"np.ones((32, 32)), 3\": show the code specialized on them")
     args = parser.parse_args(argv)
     fn = _load(args.target)
+    example = _example_arguments(args.args) if args.args is not None else None
     try:
-        print(source(fn, wrt=_wrt(args.wrt), mode=args.mode, stage=args.stage), end="")
+        print(source(fn, wrt=_wrt(args.wrt), mode=args.mode, stage=args.stage, args=example), end="")
     except S2SGradError as error:
         print(f"s2sgrad: {error}", file=sys.stderr)
         return 1
