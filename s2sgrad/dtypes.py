@@ -82,6 +82,7 @@ class Dtypes:
 
     def __init__(self, known: dict):
         self.descriptor: dict = dict(known)      # name -> descriptor
+        self.items: dict = {}                    # name of a list or tuple -> its items' descriptors
 
     def of(self, atom):
         if isinstance(atom, Var):
@@ -125,6 +126,10 @@ class Dtypes:
             return args[0]
         if fn is np.arange and not kwargs:
             return _on_samples(fn, args)
+        if fn in (np.concatenate, np.stack) and len(op.args) == 1 and isinstance(op.args[0], Var) \
+                and set(kwargs) <= {"axis"}:
+            items = self.items.get(op.args[0].name)
+            return np.result_type(*items) if items and all(isinstance(d, np.dtype) for d in items) else None
         if fn is primitives.astype and len(op.args) == 2:
             return _dtype_argument(op.args[1], op)
         if fn is np.where and len(args) == 3 and not kwargs:
@@ -143,6 +148,8 @@ class Dtypes:
                 if stmt.target:
                     self.descriptor[stmt.target] = self.op(stmt.value) if isinstance(stmt.value, Op) \
                         else self.of(stmt.value)
+                    if isinstance(stmt.value, Op) and stmt.value.fn in HOLDERS:
+                        self.items[stmt.target] = [self.of(a) for a in stmt.value.args]
             elif isinstance(stmt, If):
                 self.block(stmt.body)
                 self.block(stmt.orelse)

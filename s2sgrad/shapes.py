@@ -46,6 +46,7 @@ class Shapes:
         self.value: dict = dict(values or {})  # name -> int or tuple of ints, where known
         self.ints: set = {n for n, v in self.value.items() if isinstance(v, int)} | set(ints)
         self.slices: set = set()               # names holding a slice of ints
+        self.items: dict = {}                  # name -> the atoms of the list or tuple it was made of
         self.index_tuples: dict = {}           # name -> the tuple of ints, slices, None and ... it holds,
                                                # unknown ints as 0 and unknown slices as None
         self.count = 0
@@ -127,9 +128,23 @@ class Shapes:
             return _known(self.getitem(args[0], args[1]), self)
         if fn is primitives.setitem and len(args) == 3:
             return self.of(args[0])            # y[i] = v keeps y's shape (or raises)
+        if fn in (np.concatenate, np.stack) and len(args) == 1 and set(kwargs) <= {"axis"}:
+            return _known(self.joined(fn, args[0], kwargs.get("axis", Const(0))), self)
         if getattr(fn, "__module__", None) == "math" or fn is builtins.float:
             return ()
         return self.fresh()
+
+    def joined(self, fn, parts, axis):
+        """The shape of ``np.concatenate(parts, axis)`` or ``np.stack(parts, axis)``, or None."""
+        items = self.items.get(parts.name) if isinstance(parts, Var) else None
+        shapes = [self.concrete(a) for a in items] if items else None
+        if not shapes or any(s is None for s in shapes) or not isinstance(axis, Const) \
+                or not isinstance(axis.value, int):
+            return None
+        try:
+            return fn([np.empty(s) for s in shapes], axis=axis.value).shape
+        except (ValueError, TypeError, np.exceptions.AxisError):
+            return None
 
     def broadcast(self, tokens):
         concrete = [t for t in tokens if isinstance(t, tuple)]
@@ -205,6 +220,8 @@ class Shapes:
                     self.value[target] = fn(*known)
                 except (ArithmeticError, TypeError, ValueError):
                     pass
+        if fn in (primitives.make_tuple, primitives.make_list):
+            self.items[target] = list(args)
         if fn is primitives.make_tuple:
             known = [self.known_value(a) for a in args]
             if all(isinstance(v, int) for v in known):
@@ -246,6 +263,7 @@ class Shapes:
         self.ints.discard(target)              # a loop body is walked again: facts may no longer hold
         self.slices.discard(target)
         self.index_tuples.pop(target, None)
+        self.items.pop(target, None)
         self.value.pop(target, None)
         if isinstance(value, Op):
             self.token[target] = self.op(value)
