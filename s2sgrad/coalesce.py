@@ -98,8 +98,11 @@ def _base(name: str) -> str:
     return re.sub(r"_\d+$", "", name)
 
 
-def _preference(name: str, params: set, returned: set = frozenset()) -> tuple:
-    return (name not in params, name not in returned, bool(re.search(r"_\d+$", name)), len(name), name)
+def _preference(name: str, params: set, returned: set = frozenset(), temporary: set = frozenset()) -> tuple:
+    """Which name a merged group keeps: a parameter's, a returned one's, a user variable's (``dc`` rather
+    than ``dprod``), an unversioned one, the shortest."""
+    return (name not in params, name not in returned, name in temporary, bool(re.search(r"_\d+$", name)),
+            len(name), name)
 
 
 def coalesce(fn: ast.FunctionDef, fixed: set = frozenset(), temporary: set = frozenset()) -> ast.FunctionDef:
@@ -137,7 +140,8 @@ def coalesce(fn: ast.FunctionDef, fixed: set = frozenset(), temporary: set = fro
         pinned = [n for n in group_a | group_b if n in params or n in fixed]
         if len(pinned) > 1:
             continue
-        rep = pinned[0] if pinned else min(group_a | group_b, key=lambda n: _preference(n, params, returned))
+        rep = pinned[0] if pinned else min(group_a | group_b,
+                                           key=lambda n: _preference(n, params, returned, temporary))
         for n in group_a | group_b:
             classes[n] = rep
         classes[rep] = rep

@@ -272,7 +272,7 @@ class _Trips:
             key = ast.dump(term)
             if key not in iterated:
                 first = sorted(_loads(term) & rows)[0]
-                trip_name = self.names.fresh(f"{first}_term")
+                trip_name = self.names.fresh(f"{first}_term", temporary=True)
                 iterated[key] = trip_name, self.names.fresh(f"{first}_terms")
                 stacked = _Rename(row_names).visit(copy.deepcopy(term))
                 term_samples[trip_name] = _evaluate(stacked, samples)
