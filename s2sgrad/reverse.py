@@ -826,7 +826,7 @@ def _written_in_place(loop: While, k: int) -> bool:
     uses: dict[str, list] = {}
     for stmt in loop.cond + loop.body:
         if isinstance(stmt, Assign) and isinstance(stmt.value, Op):
-            for position, atom in enumerate(stmt.value.args):
+            for position, atom in [*enumerate(stmt.value.args), *((None, a) for a in stmt.value.kwargs.values())]:
                 if isinstance(atom, Var):
                     uses.setdefault(atom.name, []).append((stmt, position))
         elif isinstance(stmt, Assign) and isinstance(stmt.value, Var):
