@@ -219,6 +219,25 @@ class _Unbroadcast(ast.NodeTransformer):
             return ast.BinOp(g.left, ast.MatMult(), g.right)
         return _np_call("sum", g)
 
+    def pieces(self, node):
+        """``unconcatenate(g, parts, axis)`` -> ``[g[:4], g[4:7]]`` where the parts' shapes are known."""
+        g, parts, axis = node.args
+        items = self.shapes.items.get(parts.id)
+        shapes = [self.shapes.concrete(a) for a in items] if items else None
+        if not shapes or any(s is None or not s for s in shapes) or not isinstance(axis, ast.Constant) \
+                or type(axis.value) is not int or len({len(s) for s in shapes}) != 1:
+            return None
+        k = axis.value % len(shapes[0])
+        out, start = [], 0
+        for shape in shapes:
+            stop = start + shape[k]
+            cut = [ast.Slice(None, None, None)] * k + [ast.Slice(ast.Constant(start) if start else None,
+                                                                 ast.Constant(stop), None)]
+            index = cut[0] if len(cut) == 1 else ast.Tuple(cut, ast.Load())
+            out.append(ast.Subscript(copy.deepcopy(g), index, ast.Load()))
+            start = stop
+        return ast.List(out, ast.Load())
+
     def written_shape(self, g):
         """If `g` is ``written(d[y], i)``: the shape of y[i] where known, else ``False``; otherwise None."""
         if not (isinstance(g, ast.Call) and isinstance(g.func, ast.Name) and g.func.id == "written"
@@ -254,6 +273,8 @@ class _Unbroadcast(ast.NodeTransformer):
                 return ast.Call(ast.Name("sum_to", ast.Load()), [node.args[0], primitives.constant(shape)], [])
         if node.func.id in ("matmul_grad_a", "matmul_grad_b") and len(node.args) == 3:
             return self.matmul(node) or node
+        if node.func.id == "unconcatenate" and len(node.args) == 3 and isinstance(like, ast.Name):
+            return self.pieces(node) or node
         if node.func.id == "unreduce" and len(node.args) == 4 and _is_none(node.args[2]) \
                 and _is_false(node.args[3]):
             shape = self.shapes.concrete(atom)

@@ -34,7 +34,8 @@ OPTIMIZATIONS = MappingProxyType({
     "merge_twins": "two equal contributions to one adjoint (the two of x * x) become one, doubled",
     "constant_folding": "tests on constants and x ** 1-style arithmetic left in an inlined rule are folded",
     "shapes": "where shapes are known: no unbroadcast where they are equal, np.sum or sum_to where they differ, "
-              "unreduce as np.broadcast_to, matmul gradients as np.outer(g, h) or W.T @ g",
+              "unreduce as np.broadcast_to, matmul gradients as np.outer(g, h) or W.T @ g, a concatenation's "
+              "gradient as slices g[:4], g[4:]",
     "dot": "the sum of a vector adjoint times a vector of its shape is a dot product, dy @ b (needs shapes)",
     "drop_broadcasts": "no np.broadcast_to(e, s) in a product with a value of shape s, nor a name for it every "
                        "read of which is such a factor (needs shapes)",

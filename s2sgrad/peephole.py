@@ -13,7 +13,9 @@ elementwise operation where the operands are arrays:
   tell the difference, and the combined form is the more accurate one):
   ``2 * (g * 0.5 / e * x)`` -> ``g / e * x``; a power of two multiplying a
   product scales its first factor instead, ``2 * (s * t * y)`` ->
-  ``2 * s * t * y``, an array operation fewer where s and t are numbers.
+  ``2 * s * t * y``, an array operation fewer where s and t are numbers;
+- a piece of a list written out is that piece, ``[g[:4], g[4:]][0]`` -> ``g[:4]``, and a slice
+  needs no ``grad_or_zeros`` (it is never a missing gradient).
 
     >>> import ast
     >>> ast.unparse(simplify_arithmetic(ast.parse("dx += -(d * y) * y")))
@@ -29,7 +31,27 @@ def simplify_arithmetic(tree: ast.AST) -> ast.AST:
     """Apply every rewrite above to `tree`, in place; returns it."""
     _Signs().visit(tree)
     _ScaleFactors().visit(tree)
+    _Pieces().visit(tree)
     return tree
+
+
+class _Pieces(ast.NodeTransformer):
+    """``[a, b][0]`` -> ``a``; ``grad_or_zeros(g[:4], x)`` -> ``g[:4]`` (a slice is never a missing gradient)."""
+
+    def visit_Subscript(self, node):
+        self.generic_visit(node)
+        if isinstance(node.value, (ast.List, ast.Tuple)) and isinstance(node.slice, ast.Constant) \
+                and type(node.slice.value) is int and -len(node.value.elts) <= node.slice.value < len(node.value.elts):
+            return node.value.elts[node.slice.value]
+        return node
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if isinstance(node.func, ast.Name) and node.func.id == "grad_or_zeros" and len(node.args) == 2 \
+                and isinstance(node.args[0], ast.Subscript) and isinstance(node.args[0].slice, (ast.Slice, ast.Tuple)) \
+                and all(isinstance(part, ast.Slice) for part in getattr(node.args[0].slice, "elts", [node.args[0].slice])):
+            return node.args[0]
+        return node
 
 
 def _negated(node) -> bool:

@@ -129,6 +129,7 @@ class Reverse:
         self.trips: dict[int, str] = {}         # loop id -> trip counter
         self.records: dict[int, str] = {}       # user-call statement id -> its record name
         self.may_alias: dict[str, bool] = {}    # adjoint may be the seed or a primal value itself
+        self.pieces: dict[str, list] = {}       # a sequence's adjoint made as a list of pieces: the pieces
         self.primal_names = writes(fn.body) | set(fn.params)
         self.computed = _computed(fn.body) if "reuse" in optimizations else {}   # expression -> name holding it
         self.definitions = _definitions(fn.body)                               # name -> the value assigned
@@ -191,6 +192,7 @@ class Reverse:
         dname = self.adjoint_name(name)
         is_sparse = self.may_be_sparse(expr)
         if name in self.has:
+            self.pieces[name] = None                  # a sum now, not the pieces of its first contribution
             if self.analysis.kind.get(name, TENSOR) == TENSOR and name not in self.sparse and not is_sparse:
                 if "in_place_accumulation" in self.optimizations and not self.may_alias.get(name, True):
                     # the buffer is the gradient's own (zeros it made, or a sum it computed): add in place,
@@ -210,6 +212,7 @@ class Reverse:
             return [_assign(dname, value, origin)]
         self.has.add(name)
         self.may_alias[name] = _may_alias(expr) and not self.scatters_at_basic_index(expr)   # (zeros it made)
+        self.pieces[name] = expr.elts if isinstance(expr, (ast.List, ast.Tuple)) else None
         if "symbolic_zeros" not in self.optimizations and self.analysis.kind.get(name, TENSOR) == TENSOR:
             expr = ast.BinOp(_call("zeros_like", _name(name)), ast.Add(), _call("densify", expr))
             self.may_alias[name] = False
@@ -374,9 +377,12 @@ class Reverse:
         fn = value.fn
         if fn in (primitives.make_tuple, primitives.make_list):
             out = []
+            pieces = self.pieces.get(target)
             for k, item in enumerate(value.args):
                 element = ast.Subscript(dtarget, ast.Constant(k), ast.Load())
-                out += self.contribute(item, _call("grad_or_zeros", element, atom_expr(item)), origin)
+                if not (pieces and k < len(pieces) and _is_slice(pieces[k])):    # a slice is never missing
+                    element = _call("grad_or_zeros", element, atom_expr(item))
+                out += self.contribute(item, element, origin)
             return out
         if is_user_function(fn):
             return self.backward_call(stmt, dtarget)
@@ -844,6 +850,13 @@ def _written_in_place(loop: While, k: int) -> bool:
     nested = reads([stmt for stmt in loop.body if isinstance(stmt, (If, While))])
     out = loop.body_outs[k]
     return len(chain) > 1 and isinstance(out, Var) and out.name == chain[-1] and not set(chain) & nested
+
+
+def _is_slice(node) -> bool:
+    """Is `node` ``g[a:b]`` (or ``g[:, a:b]``): a part of an array, never a missing gradient?"""
+    index = getattr(node, "slice", None)
+    return isinstance(node, ast.Subscript) and all(isinstance(p, ast.Slice)
+                                                   for p in getattr(index, "elts", [index]))
 
 
 def _definitions(block: list) -> dict:

@@ -223,6 +223,7 @@ def test_a_gated_cell_through_a_concatenation_is_vectorized_and_batched():
     backward = text.split("# backward sweep")[1]
     assert "hx_rows = hx_stack.pop_rows(trips)" in backward and "unbroadcast(" not in backward
     assert ".T @ hx_rows" in backward and "np.outer" not in backward
+    assert "dh = dhx[:4]" in backward and "unconcatenate(" not in text and "t_stack" not in text
     for k in (0, 1):
         np.testing.assert_allclose(sg.grad(gated, k)(Wf, Wi, xs), finite_difference(gated, (Wf, Wi, xs), k),
                                    rtol=1e-6, atol=1e-8)
