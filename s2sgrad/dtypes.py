@@ -102,9 +102,6 @@ class Dtypes:
         d = self.descriptor.get(name)
         return d is complex or isinstance(d, np.dtype) and d.kind == "c"
 
-    def is_float64_array(self, name: str) -> bool:
-        return same(self.descriptor.get(name), FLOAT64)
-
     # ---------------------------------------------------------------- rules
 
     def op(self, op: Op):
