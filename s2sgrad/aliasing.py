@@ -9,7 +9,8 @@ Rather than compute something else silently, lowering refuses to read a name
 after an in-place change made through another name for the same object:
 
     >>> aliasing = Aliasing(scalars=set(), resolve=lambda node: None)
-    >>> aliasing.bind("x", 1); aliasing.bind("y", 2); aliasing.share("y", gast.Name("x", ...))
+    >>> aliasing.bind("x", 1); aliasing.bind("y", 2)
+    >>> aliasing.share("y", aliasing.object_of(gast.Name("x", ...)))     # y = x
     >>> aliasing.mutated("y", where); aliasing.stale("x")               # doctest: +SKIP
     ('y', where)
 
@@ -48,13 +49,18 @@ class Aliasing:
         self.scalars.discard(name)
         self.vectors.discard(name)
 
-    def share(self, name: str, node) -> None:
-        """After ``name = <node>``: if node is another local (or a view of one), they share an object."""
+    def object_of(self, node):
+        """The group of the object `node` evaluates to, if it is a local (or a view of one); else None.
+        (Taken before an assignment rebinds anything: ``x = x`` keeps x's object.)"""
         if self.is_scalar(node):
-            return                                # an element: a number, not a view
+            return None                           # an element: a number, not a view
         other = viewed_name(node)
-        if other is not None and other in self.groups and other != name:
-            self.groups[name] = self.groups[other]
+        return self.groups.get(other) if other is not None else None
+
+    def share(self, name: str, group) -> None:
+        """After ``name = <node>``, `group` being `object_of(node)`: they share an object."""
+        if group is not None:
+            self.groups[name] = group
 
     def join(self, name: str, other: str) -> None:
         """`name` and `other` may be one object from now on (so may everything sharing with either)."""

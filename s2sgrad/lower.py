@@ -324,10 +324,11 @@ class Lowerer:
         if len(targets) == 1 and isinstance(targets[0], gast.Name):
             scalar = self.aliasing.is_scalar(stmt.value)
             vector = self.aliasing.is_vector(stmt.value)
+            shared = self.aliasing.object_of(stmt.value)
             value = self.value(stmt.value)
             self.node = stmt.value
             self.emit(self.define(targets[0].id), value)
-            self.aliasing.share(targets[0].id, stmt.value)
+            self.aliasing.share(targets[0].id, shared)
             if scalar:
                 self.aliasing.scalars.add(targets[0].id)
             elif vector:
@@ -338,11 +339,14 @@ class Lowerer:
                 and len(targets[0].elts) == len(stmt.value.elts) \
                 and not any(isinstance(e, gast.Starred) for e in stmt.value.elts):
             scalars = [self.aliasing.is_scalar(e) for e in stmt.value.elts]
+            objects = [self.aliasing.object_of(e) for e in stmt.value.elts]
             values = [self.atom(e) for e in stmt.value.elts]   # all read before any is written
-            for target, value, scalar in zip(targets[0].elts, values, scalars):
+            for target, value, scalar, shared in zip(targets[0].elts, values, scalars, objects):
                 self.assign_to(target, value)
-                if scalar and isinstance(target, gast.Name):
-                    self.aliasing.scalars.add(target.id)
+                if isinstance(target, gast.Name):
+                    self.aliasing.share(target.id, shared)
+                    if scalar:
+                        self.aliasing.scalars.add(target.id)
             return
         value = self.atom(stmt.value)
         for target in targets:

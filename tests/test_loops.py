@@ -969,6 +969,27 @@ def test_augmented_write_to_columns_in_loop():
     check(augmented_columns_in_loop, (rand(2),))
 
 
+def alias_kept_by_self_assignment(x):
+    y = x * 1.0
+    z = y
+    y = y                     # still the object z names
+    y[0] = 5.0
+    return np.sum(z * x)
+
+
+def alias_made_by_tuple_assignment(x):
+    y = x * 1.0
+    z, w = y, 2.0
+    y[0] = 5.0
+    return np.sum(z * x) * w
+
+
+@pytest.mark.parametrize("f", [alias_kept_by_self_assignment, alias_made_by_tuple_assignment])
+def test_a_name_for_an_object_changed_in_place_is_refused(f):
+    with pytest.raises(sg.UnsupportedSyntax, match="'z' may have been changed in place through 'y'"):
+        sg.grad(f)(rand(3))
+
+
 def test_write_then_read_the_old_value_is_refused_unless_it_is_a_number():
     # `old = y[0]` is a view for a y of two or more dimensions, which the write would change:
     # reading it after the write is refused rather than risking a wrong gradient.
