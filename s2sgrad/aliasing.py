@@ -64,11 +64,15 @@ class Aliasing:
 
     def join(self, name: str, other: str) -> None:
         """`name` and `other` may be one object from now on (so may everything sharing with either)."""
-        kept, merged = self.groups.get(name), self.groups.get(other)
-        if kept is None or merged is None or kept == merged:
+        self.join_group(name, self.groups.get(other))
+
+    def join_group(self, name: str, group) -> None:
+        """`name` may be the object of `group` too: the names of either group may be one object."""
+        kept = self.groups.get(name)
+        if kept is None or group is None or kept == group:
             return
         for n, g in list(self.groups.items()):
-            if g == merged:
+            if g == group:
                 self.groups[n] = kept
 
     def join_loop_aliases(self, loop, carried) -> None:

@@ -539,10 +539,7 @@ class Lowerer:
         results = [self.define(n) for n in carried]
         aliasing.groups.update(groups)
         for n in carried:                     # after the loop, n is its first object or a trip's last one
-            if at_end[n] is not None and at_end[n] != groups[n]:
-                aliasing.groups[f" end of {n}"] = at_end[n]
-                aliasing.join(n, f" end of {n}")
-                del aliasing.groups[f" end of {n}"]
+            aliasing.join_group(n, at_end[n])
         aliasing.scalars |= scalars
         aliasing.vectors |= vectors
         for n in env_after:
