@@ -194,6 +194,19 @@ class Aliasing:
                 return node, self.poisoned[node.id]
         return None
 
+    def read_on_entry(self, loop, name: str):
+        """If a trip of `loop` may read `name` before binding it: the first such read, else None. (A loop
+        starting from an object changed through another name reads it stale.)"""
+        if _bound_before_read(loop, name):
+            return None
+        for stmt in [loop.test, *loop.body]:
+            for node in gast.walk(stmt):
+                if isinstance(node, gast.Name) and node.id == name and isinstance(node.ctx, gast.Load):
+                    return node
+                if isinstance(node, gast.AugAssign) and getattr(node.target, "id", None) == name:
+                    return node.target                     # x += ... reads x
+        return None
+
     # ---------------------------------------------------------------- branches
 
     def state(self):

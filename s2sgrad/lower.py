@@ -508,8 +508,8 @@ class Lowerer:
         aliasing = self.aliasing
         for n in carried:                     # the loop starts from n's object: one changed through another name
             stale = aliasing.stale(n)
-            read = _first_read(stmt, n)
-            if stale is not None and read is not None:
+            read = aliasing.read_on_entry(stmt, n) if stale is not None else None
+            if read is not None:
                 raise self.stale_error(n, *stale, read)
         inits = [Var(before[n]) for n in carried]
         scalars, vectors = aliasing.loop_variable_kinds(stmt, carried, _stored_names(stmt.body))
@@ -806,19 +806,3 @@ def _ends_in_returns(stmt) -> bool:
 
 __all__ = ["lower", "lower_function", "lowered_source", "Lowerer", "LiftedFunction", "METHODS", "ATTRIBUTES"]
 
-
-def _first_read(loop, name: str):
-    """The first read of `name` in `loop` (its test, then its body in order) before any new binding of it,
-    or None."""
-    for node in gast.walk(loop.test):
-        if isinstance(node, gast.Name) and node.id == name and isinstance(node.ctx, gast.Load):
-            return node
-    for stmt in loop.body:
-        for node in gast.walk(stmt):
-            if isinstance(node, gast.Name) and node.id == name and isinstance(node.ctx, gast.Load):
-                return node
-            if isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name) and node.target.id == name:
-                return node.target                         # x += ... reads x
-        if isinstance(stmt, gast.Assign) and any(isinstance(t, gast.Name) and t.id == name for t in stmt.targets):
-            return None
-    return None

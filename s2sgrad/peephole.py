@@ -26,6 +26,8 @@ from __future__ import annotations
 import ast
 import math
 
+from .syntax import is_slice
+
 
 def simplify_arithmetic(tree: ast.AST) -> ast.AST:
     """Apply every rewrite above to `tree`, in place; returns it."""
@@ -48,8 +50,7 @@ class _Pieces(ast.NodeTransformer):
     def visit_Call(self, node):
         self.generic_visit(node)
         if isinstance(node.func, ast.Name) and node.func.id == "grad_or_zeros" and len(node.args) == 2 \
-                and isinstance(node.args[0], ast.Subscript) and isinstance(node.args[0].slice, (ast.Slice, ast.Tuple)) \
-                and all(isinstance(part, ast.Slice) for part in getattr(node.args[0].slice, "elts", [node.args[0].slice])):
+                and is_slice(node.args[0]):
             return node.args[0]
         return node
 

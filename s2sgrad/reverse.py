@@ -34,7 +34,7 @@ from .names import identifier
 from .optimizations import ALL
 from .rules import is_nondifferentiable, rule_for
 from .syntax import assign as _assign, attr as _attr, call as _call, name as _name, np_call as _np_call
-from .syntax import is_call as _is_call, origin as _origin, store as _store
+from .syntax import is_call as _is_call, is_slice as _is_slice, origin as _origin, store as _store
 
 
 # Stacks of arrays of at most this many elements may be popped as one array (see vectorize): below it a
@@ -850,13 +850,6 @@ def _written_in_place(loop: While, k: int) -> bool:
     nested = reads([stmt for stmt in loop.body if isinstance(stmt, (If, While))])
     out = loop.body_outs[k]
     return len(chain) > 1 and isinstance(out, Var) and out.name == chain[-1] and not set(chain) & nested
-
-
-def _is_slice(node) -> bool:
-    """Is `node` ``g[a:b]`` (or ``g[:, a:b]``): a part of an array, never a missing gradient?"""
-    index = getattr(node, "slice", None)
-    return isinstance(node, ast.Subscript) and all(isinstance(p, ast.Slice)
-                                                   for p in getattr(index, "elts", [index]))
 
 
 def _definitions(block: list) -> dict:

@@ -26,6 +26,12 @@ def is_call(node: ast.AST, fn: str) -> bool:
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == fn
 
 
+def is_slice(node: ast.AST) -> bool:
+    """Is `node` ``g[a:b]`` (or ``g[:, a:b]``): a part of an array, never a missing gradient?"""
+    index = getattr(node, "slice", None)
+    return isinstance(node, ast.Subscript) and all(isinstance(p, ast.Slice) for p in getattr(index, "elts", [index]))
+
+
 def attr(obj: str, attribute: str) -> ast.Attribute:
     return ast.Attribute(name(obj), attribute, ast.Load())
 

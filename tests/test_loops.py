@@ -984,10 +984,25 @@ def alias_made_by_tuple_assignment(x):
     return np.sum(z * x) * w
 
 
+def loop_from_an_object_changed_before_it(x):
+    y = x * 1.0
+    z = y
+    z -= 0.25                 # changes y's object too
+    for i in range(2):
+        y += 0.5 * np.tanh(z)
+    return np.sum(y)
+
+
 @pytest.mark.parametrize("f", [alias_kept_by_self_assignment, alias_made_by_tuple_assignment])
 def test_a_name_for_an_object_changed_in_place_is_refused(f):
     with pytest.raises(sg.UnsupportedSyntax, match="'z' may have been changed in place through 'y'"):
         sg.grad(f)(rand(3))
+
+
+def test_a_loop_starting_from_an_object_changed_through_another_name_is_refused():
+    with pytest.raises(sg.UnsupportedSyntax, match="'y' may have been changed in place through 'z'") as info:
+        sg.grad(loop_from_an_object_changed_before_it)(rand(3))
+    assert "y += 0.5 * np.tanh(z)" in str(info.value)
 
 
 def test_write_then_read_the_old_value_is_refused_unless_it_is_a_number():
