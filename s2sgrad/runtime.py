@@ -582,18 +582,33 @@ class Checkpoints:
 
 def written(g, index):
     """The gradient of the values written by ``x[index] = v``: ``g[index]``, where a repeated index
-    keeps only its last write (as NumPy does) and the earlier ones get zero."""
+    keeps only its last write (as NumPy does) and the earlier ones get zero.
+
+        >>> written(np.array([1.0, 2.0, 3.0]), [0, 0, 2])
+        array([0., 1., 3.])
+    """
     if type(index) is int and type(g) is np.ndarray and g.ndim == 1 and g.dtype == np.float64:
         return g[index]                       # one element of a float64 vector: a copy already, the same value
     g = densify(g)
     part = np.array(g[index], dtype=float, copy=True) if np.ndim(g) else g
-    if isinstance(index, np.ndarray) and index.dtype.kind in "iu" and index.ndim == 1 and len(index) > 1:
-        flat = np.where(index < 0, index + np.shape(g)[0], index)
-        last = len(flat) - 1 - np.unique(flat[::-1], return_index=True)[1]
-        keep = np.zeros(len(flat), dtype=bool)
-        keep[last] = True
-        part[~keep] = 0.0
+    if _may_repeat(index) and np.size(part) > 1:
+        # Which write each element of the part is: the same NumPy assignment as the forward write,
+        # so where an index repeats, the write that survives is the one NumPy kept.
+        order = np.arange(np.size(part)).reshape(np.shape(part))
+        owner = np.full(np.shape(g), -1, dtype=np.intp)
+        owner[index] = order
+        part[owner[index] != order] = 0.0
     return part
+
+
+def _may_repeat(index) -> bool:
+    """Whether an index can name one element twice: it has an integer array or list in it (a basic
+    index, or a boolean mask, never does)."""
+    parts = index if isinstance(index, tuple) else (index,)
+    for part in parts:
+        if isinstance(part, list) or isinstance(part, np.ndarray) and part.dtype.kind != "b" and part.ndim:
+            return True
+    return False
 
 
 # ---------------------------------------------------------------- forward mode and higher order
