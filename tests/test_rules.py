@@ -351,10 +351,10 @@ REQUIRED_NONDIFFERENTIABLE = [
     np.arange, np.linspace, np.eye, np.identity, np.argmax, np.argmin, np.argsort, np.sign, np.floor, np.ceil,
     np.round, np.around, np.rint, np.trunc, np.equal, np.not_equal, np.less, np.less_equal, np.greater,
     np.greater_equal, np.logical_and, np.logical_or, np.logical_not, np.logical_xor, np.isclose, np.allclose,
-    np.searchsorted, np.unique, np.isnan, np.isinf, np.isfinite, np.all, np.any, np.nonzero, np.count_nonzero,
+    np.searchsorted, np.isnan, np.isinf, np.isfinite, np.all, np.any, np.nonzero, np.count_nonzero,
     operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne, operator.not_,
     math.floor, math.ceil, math.isnan, builtins.len, builtins.range, builtins.int, builtins.round,
-    np.random.rand, np.random.randn, np.random.normal, np.random.default_rng,
+    np.random.rand, np.random.randn, np.random.default_rng,
 ]
 
 

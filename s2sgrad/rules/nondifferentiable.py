@@ -2,6 +2,11 @@
 constants, random draws, or piecewise constant (sign, floor, round). No gradient flows
 through a call of one of them.
 
+A function whose result moves smoothly with one of its float arguments is not listed, even
+if it is often called with constants: `np.unique` (its values are the argument's), the draws
+`np.random.normal(loc, scale)`, `uniform(low, high)` and `exponential(scale)`. Called on an
+active value, such a function is refused for want of a rule, never given a zero gradient.
+
 Names are listed as strings so that a function missing from the installed NumPy or
 Python is skipped rather than an error.
 """
@@ -20,7 +25,7 @@ _NUMPY = """
     geomspace eye identity tri indices diag_indices diag_indices_from tril_indices triu_indices
     tril_indices_from triu_indices_from mask_indices ravel_multi_index unravel_index
     argmax argmin nanargmax nanargmin argsort argpartition argwhere lexsort searchsorted digitize
-    nonzero flatnonzero count_nonzero unique isin
+    nonzero flatnonzero count_nonzero isin
     sign signbit floor ceil round around rint trunc fix floor_divide heaviside spacing
     isnan isinf isfinite isneginf isposinf isreal iscomplex isnat
     equal not_equal less less_equal greater greater_equal isclose allclose array_equal array_equiv
@@ -29,8 +34,8 @@ _NUMPY = """
     gcd lcm
 """
 _NUMPY_RANDOM = """
-    seed rand randn randint random random_sample ranf sample normal uniform standard_normal
-    binomial poisson exponential default_rng get_state set_state
+    seed rand randn randint random random_sample ranf sample standard_normal
+    binomial poisson default_rng get_state set_state
 """
 _BUILTINS = """
     len range int bool str repr format isinstance issubclass type hasattr callable id hash
