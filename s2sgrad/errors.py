@@ -73,3 +73,15 @@ class WrtError(S2SGradError):
 
 class SourceNotFound(S2SGradError):
     """The source of a function to transform cannot be found (builtins, `exec`, the REPL)."""
+
+
+def derivative_call_refusal(fn, name: str) -> tuple[str, str]:
+    """The message and hint refusing to differentiate through a call of a derivative s2sgrad made (say a
+    gradient penalty ``np.sum(dg(x) ** 2)``): that would transform the derivative's generated code inside
+    another function."""
+    label = fn.s2sgrad_derivative.label
+    return (f"'{name}' is {label}, a derivative made by s2sgrad: a function calling it cannot be differentiated "
+            f"through that call",
+            "differentiate with the higher-order functions instead: the gradient of np.sum(dg(x) ** 2), dg = "
+            "sg.grad(g), is 2 * sg.hvp(g)(x, dg(x)) and its tangent sg.jvp(sg.grad(g)) gives (dg(x), H @ t); "
+            "arguments that do not reach the call are differentiated as usual")

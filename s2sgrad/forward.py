@@ -34,7 +34,7 @@ import numpy as np
 
 from . import primitives
 from .analyze import INT, SCALAR, Analysis, analyze
-from .errors import NoDerivativeRule, UnsupportedSyntax
+from .errors import NoDerivativeRule, UnsupportedSyntax, derivative_call_refusal
 from .forward_tidy import drop_dead_tangents, unpack_tuples
 from .inplace import MUTATIONS, in_place_writes
 from .ir import Assign, Const, Function, If, Op, Var, While, atom_expr, value_expr
@@ -201,6 +201,9 @@ class Forward:
         rule = tangent_rule_for(op.fn)
         if rule is None:
             name = primitives.python_name(op.fn) or op.name or getattr(op.fn, "__name__", repr(op.fn))
+            if hasattr(op.fn, "s2sgrad_derivative"):
+                message, hint = derivative_call_refusal(op.fn, name)
+                raise NoDerivativeRule(message, stmt.loc, hint)
             raise NoDerivativeRule(f"no forward-mode (tangent) rule for {name}", stmt.loc,
                                    f"register one with @s2sgrad.rules.tangent({name}), or wrap the argument in "
                                    "s2sgrad.stop_gradient(...) if no derivative should flow through it")

@@ -18,14 +18,16 @@ gradient. Generated code is cached per function, `wrt` and argument kinds.
 from __future__ import annotations
 
 import functools
+import inspect
 import re
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
 from .analyze import SCALAR, TENSOR
-from .api import _call_values, _check_differentiable, _parameters, generated, refuse_complex, wrt_names
-from .errors import S2SGradError
+from .api import _call_values, _extra_name, _check_differentiable, _parameters, generated, refuse_complex, wrt_names
+from .errors import NonScalarOutput, S2SGradError, WrtError
 from .forward import ForwardModule, identifier, tangent_hint
 from .module import kind_of
 
@@ -80,6 +82,8 @@ def jvp(f: Callable | None = None, wrt=0, *, verbose: bool = False) -> Callable:
     """
     if f is None:
         return lambda g: jvp(g, wrt, verbose=verbose)
+    if spec_of(f) is not None:
+        return transform("jvp", f, wrt)
     names, many = wrt_names(f, wrt)
 
     @functools.wraps(f)
@@ -91,8 +95,10 @@ def jvp(f: Callable | None = None, wrt=0, *, verbose: bool = False) -> Callable:
         refuse_complex(f, names, derivative_along)
         return value, derivative_along
 
-    derivative.__wrapped__ = f
-    return derivative
+    params = tuple(_parameters(f))
+    params += (_extra_name(params, "tangent"),)
+    tangent = Term(forwards=((tuple(names), many, arg_direction(len(params) - 1)),))
+    return attach(derivative, f, params, ("tuple", (Term(), tangent)), f"jvp({f.__name__})")
 
 
 def _hvp_function(f, names: list[str], kinds: tuple, verbose: bool):
@@ -112,6 +118,8 @@ def hvp(f: Callable | None = None, wrt=0, *, verbose: bool = False) -> Callable:
     """
     if f is None:
         return lambda g: hvp(g, wrt, verbose=verbose)
+    if spec_of(f) is not None:
+        return transform("hvp", f, wrt)
     names, many = wrt_names(f, wrt)
 
     @functools.wraps(f)
@@ -123,8 +131,10 @@ def hvp(f: Callable | None = None, wrt=0, *, verbose: bool = False) -> Callable:
         refuse_complex(f, names, out)
         return (out,) if many and len(names) == 1 else out
 
-    product.__wrapped__ = f
-    return product
+    params = tuple(_parameters(f))
+    params += (_extra_name(params, "v"),)
+    output = Term(tuple(names), many, ONE, ((tuple(names), many, arg_direction(len(params) - 1)),))
+    return attach(product, f, params, output, f"hvp({f.__name__})")
 
 
 def hessian(f: Callable, wrt=0) -> Callable:
@@ -136,6 +146,8 @@ def hessian(f: Callable, wrt=0) -> Callable:
         array([[6., 0.],
                [0., 6.]])
     """
+    if spec_of(f) is not None:
+        return transform("hessian", f, wrt)
     names, many = wrt_names(f, wrt)
     product = hvp(f, tuple(names))
     params = _parameters(f)
@@ -144,22 +156,9 @@ def hessian(f: Callable, wrt=0) -> Callable:
     def second(*args, **kwargs):
         values = _call_values(f, args, kwargs)
         points = [values[params.index(n)] for n in names]
-        zeros = [np.zeros(np.shape(x)) for x in points]
-        columns = [[[] for _ in names] for _ in names]       # [i][j]: columns of block (i, j)
-        for j, x in enumerate(points):
-            for k in range(np.size(x)):
-                unit = np.zeros(np.size(x))
-                unit[k] = 1.0
-                direction = [*zeros[:j], unit.reshape(np.shape(x)), *zeros[j + 1:]]
-                for i, hv in enumerate(product(*values, tuple(direction))):
-                    columns[i][j].append(np.ravel(hv))
-        blocks = [[np.stack(columns[i][j], axis=-1).reshape(np.shape(points[i]) + np.shape(points[j]))
-                   for j in range(len(names))] for i in range(len(names))]
-        blocks = [[float(b) if np.ndim(b) == 0 else b for b in row] for row in blocks]
-        return tuple(tuple(row) for row in blocks) if many else blocks[0][0]
+        return _assemble(points, many, lambda direction: product(*values, direction))
 
-    second.__wrapped__ = f
-    return second
+    return attach(second, f, params, None, f"hessian({f.__name__})")
 
 
 def grad_of_grad(f: Callable, inner=0, outer=0) -> Callable:
@@ -187,13 +186,15 @@ def grad_of_grad(f: Callable, inner=0, outer=0) -> Callable:
         _, out = fn(*values, 1.0, 1.0)
         return out
 
-    second.__wrapped__ = f
-    return second
+    output = Term((outer_name,), False, ONE, (((inner_name,), False, ONE),))
+    return attach(second, f, _parameters(f), output, f"grad(grad({f.__name__}))")
 
 
 def source(f: Callable, wrt=0, *, mode: str = "forward", args=None) -> str:
     """The generated forward-mode (``mode="forward"``) or Hessian-vector product (``mode="hvp"``) module
     of `f`, as a string. `args`, if given, are example arguments to specialize on."""
+    if spec_of(f) is not None:
+        return derivative_source(f, wrt, mode, args)
     f = getattr(f, "__wrapped__", f)
     names, _ = wrt_names(f, wrt)
     kinds = tuple(kind_of(v) for v in _call_values(f, args, {})) if args is not None else ()
@@ -205,3 +206,336 @@ def source(f: Callable, wrt=0, *, mode: str = "forward", args=None) -> str:
 
 
 __all__ = ["jvp", "hvp", "hessian", "grad_of_grad", "source", "forward_generated", "dot_hint"]
+
+
+# ---------------------------------------------------------------- derivatives of derivatives
+#
+# Every derivative object s2sgrad hands out (``grad(f)``, ``vjp(f)``, ``jvp(f)``, ``hvp(f)``, and what the
+# transforms below make of them) carries a `Spec`: its parameters and what its output is, as a structure of
+# `Term`s. A term is one mixed partial derivative of the user's function, contracted with tangents: forward
+# mode along each of `forwards` over reverse mode (`free`, seeded with `seed`) of `f`. Mixed partials commute,
+# so a transform of a derivative is again such a term: `jvp` adds a forward direction; `grad` (of a scalar
+# term) turns the term's reverse direction into a forward one along 1.0 and reverses in the new `wrt`
+# instead; `vjp` contracts the reverse direction with the cotangent. Only forward mode ever runs over
+# generated code, which is why any nesting works.
+
+ONE = ("one",)                     # the direction 1.0 (a scalar argument's unit tangent, a scalar output's seed)
+
+
+def arg_direction(k: int, path: tuple = ()) -> tuple:
+    """The direction given by argument k of the derivative's call (element `path` of it, if a tuple)."""
+    return ("arg", k, path)
+
+
+@dataclass(frozen=True)
+class Term:
+    """``∂/∂forwards[-1] … ∂/∂forwards[0] ∂/∂free ⟨seed, f⟩``. `free`: the names reverse mode differentiates
+    (None: no reverse mode, the term has f's output's shape); `forwards`: ``(names, many, direction)``."""
+
+    free: tuple | None = None
+    many: bool = False
+    seed: tuple | None = None
+    forwards: tuple = ()
+
+    def along(self, names: tuple, many: bool, direction: tuple) -> "Term":
+        return Term(self.free, self.many, self.seed, self.forwards + ((names, many, direction),))
+
+
+@dataclass(frozen=True)
+class Spec:
+    """What a derivative object computes: `output` is a Term, ``("tuple", items)`` or ``("sum", items)``
+    (None: assembled in Python, not differentiable again). `params` are f's parameters, then the extra
+    ones (tangents, cotangents), which the call passes last and positionally."""
+
+    f: Callable
+    params: tuple
+    output: object
+    label: str
+    checkpoint: object = None
+
+    @property
+    def extras(self) -> tuple:
+        return self.params[len(_parameters(self.f)):]
+
+
+def spec_of(fn) -> Spec | None:
+    """The `Spec` of a derivative object s2sgrad made, or None for any other function."""
+    return getattr(fn, "s2sgrad_derivative", None)
+
+
+def _terms(output):
+    if isinstance(output, Term):
+        yield output
+    else:
+        for item in output[1]:
+            yield from _terms(item)
+
+
+def _map_terms(output, change):
+    if isinstance(output, Term):
+        return change(output)
+    return (output[0], tuple(_map_terms(item, change) for item in output[1]))
+
+
+def attach(derivative, f, params, output, label: str, checkpoint=None):
+    """Mark `derivative` as made by s2sgrad from `f` (its `Spec`), with its own signature; it does not unwrap to
+    `f`, so nothing mistakes it for `f`."""
+    derivative.__dict__.pop("__wrapped__", None)
+    derivative.s2sgrad_derivative = Spec(f, tuple(params), output, label, checkpoint)
+    base = inspect.signature(f).parameters.values()
+    extras = [inspect.Parameter(p, inspect.Parameter.POSITIONAL_ONLY) for p in params[len(base):]]
+    if extras:
+        base = [p.replace(default=inspect.Parameter.empty, kind=inspect.Parameter.POSITIONAL_ONLY) for p in base]
+    derivative.__signature__ = inspect.Signature([*base, *extras])
+    return derivative
+
+
+def _role(spec: Spec, name: str) -> str:
+    return f"the extra argument '{name}' of {spec.label} (a tangent or cotangent, which it is linear in)"
+
+
+def _names(spec: Spec, wrt, transform: str) -> tuple[tuple, bool]:
+    """The parameters of f that `wrt` designates in the derivative's signature."""
+    many = isinstance(wrt, (tuple, list))
+    names = []
+    for item in (wrt if many else [wrt]):
+        if isinstance(item, bool) or not isinstance(item, (int, str)):
+            raise WrtError(f"wrt must be an argument index or name, not {item!r}")
+        if isinstance(item, int):
+            if not -len(spec.params) <= item < len(spec.params):
+                raise WrtError(f"wrt={item} is out of range: {spec.label} has {len(spec.params)} argument(s) "
+                               f"({', '.join(spec.params)})")
+            item = spec.params[item]
+        elif item not in spec.params:
+            raise WrtError(f"wrt={item!r} names no argument of {spec.label} (its arguments: "
+                           f"{', '.join(spec.params)})")
+        if item in spec.extras:
+            raise WrtError(f"{transform} with respect to {_role(spec, item)} is not supported",
+                           hint="differentiate with respect to an argument of the original function; the "
+                                "derivative along a tangent w is the derivative called with w in its place")
+        names.append(item)
+    if len(set(names)) != len(names):
+        raise WrtError(f"wrt names an argument twice: {wrt!r}")
+    return tuple(names), many
+
+
+def _scalar_output(spec: Spec, transform: str, alternative: str):
+    """The term(s) of a derivative whose output must be a scalar (the output of a function `transform` takes)."""
+    if isinstance(spec.output, Term) or spec.output[0] == "sum":
+        terms = list(_terms(spec.output))
+        if not any(t.many for t in terms):
+            return spec.output
+    raise NonScalarOutput(f"{transform} needs a function with a scalar output, but {spec.label} returns a tuple",
+                          hint=alternative)
+
+
+def _to_grad(term: Term, names: tuple, many: bool) -> Term:
+    """The gradient, with respect to `names`, of a scalar term."""
+    if term.free is None:
+        return Term(names, many, ONE, term.forwards)
+    return Term(names, many, term.seed, term.forwards + ((term.free, False, ONE),))
+
+
+def _to_vjp(term: Term, names: tuple, many: bool, direction: tuple) -> Term:
+    """The cotangent `direction` times the term's Jacobian with respect to `names`."""
+    if term.free is None:
+        return Term(names, many, direction, term.forwards)
+    return Term(names, many, term.seed, term.forwards + ((term.free, term.many, direction),))
+
+
+def _vjp_output(output, names, many, k, path=()):
+    if isinstance(output, Term):
+        return _to_vjp(output, names, many, arg_direction(k, path))
+    if output[0] == "tuple":
+        return ("sum", tuple(_vjp_output(item, names, many, k, path + (i,)) for i, item in enumerate(output[1])))
+    return ("sum", tuple(_vjp_output(item, names, many, k, path) for item in output[1]))
+
+
+_ALTERNATIVES = {
+    "grad": "for a vector of derivatives use sg.jvp(sg.grad(f)) (forward over reverse), sg.vjp(sg.grad(f)), "
+            "sg.hvp(f) or sg.hessian(f)",
+    "hvp": "use sg.jvp(sg.grad(f)) for a Hessian-vector product of f",
+}
+
+
+def transform(kind: str, fn, wrt=0):
+    """`kind` ("grad", "value_and_grad", "vjp", "jvp", "hvp" or "hessian") of the derivative object `fn`."""
+    spec = spec_of(fn)
+    if spec.output is None:
+        raise S2SGradError(f"{spec.label} is assembled in Python from Hessian-vector products, so s2sgrad cannot "
+                           f"differentiate it again", hint="differentiate sg.hvp(f) instead, e.g. "
+                                                           "sg.jvp(sg.hvp(f)) or sg.hessian(sg.grad(f, wrt=...))")
+    names, many = _names(spec, wrt, kind)
+    wrt_label = wrt if isinstance(wrt, (int, str)) else tuple(wrt)
+    label = f"{kind}({spec.label}{'' if wrt_label == 0 else f', wrt={wrt_label!r}'})"
+    params, out = spec.params, spec.output
+    if kind == "hessian":
+        return _hessian(spec, names, many, label)
+    if kind in ("grad", "value_and_grad", "hvp"):
+        scalar = _scalar_output(spec, kind, _ALTERNATIVES.get(kind, _ALTERNATIVES["grad"]))
+        gradient = _map_terms(scalar, lambda t: _to_grad(t, names, many))
+        if kind == "grad":
+            out = gradient
+        elif kind == "value_and_grad":
+            out = ("tuple", (spec.output, gradient))
+        else:
+            params = params + (_extra_name(params, "v"),)
+            out = _map_terms(gradient, lambda t: t.along(names, many, arg_direction(len(params) - 1)))
+    elif kind == "vjp":
+        params = params + (_extra_name(params, "cotangent"),)
+        out = ("tuple", (spec.output, _vjp_output(spec.output, names, many, len(params) - 1)))
+    elif kind == "jvp":
+        params = params + (_extra_name(params, "tangent"),)
+        out = ("tuple", (spec.output, _map_terms(spec.output, lambda t: t.along(names, many, arg_direction(len(params) - 1)))))
+    else:
+        raise S2SGradError(f"unknown transform {kind!r}")
+    new = Spec(spec.f, params, out, label, spec.checkpoint)
+
+    def derivative(*args, **kwargs):
+        return evaluate(new, _bound(new, args, kwargs))
+    derivative.__name__ = derivative.__qualname__ = identifier(f"{kind}_{getattr(fn, '__name__', 'derivative')}")
+    derivative.__doc__ = f"{label}, by forward mode over the generated derivatives of {spec.f.__name__}."
+    return attach(derivative, spec.f, params, out, label, spec.checkpoint)
+
+
+def _bound(spec: Spec, args: tuple, kwargs: dict) -> list:
+    """The call's values for every parameter of the derivative (f's defaults filled in)."""
+    n_extra = len(spec.extras)
+    if len(args) < n_extra:
+        raise S2SGradError(f"{spec.label} takes {', '.join(spec.extras)} as its last argument(s)")
+    base, extras = args[:len(args) - n_extra], args[len(args) - n_extra:]
+    return _call_values(spec.f, base, kwargs) + list(extras)
+
+
+def _direction(values: list, direction: tuple):
+    if direction == ONE:
+        return 1.0
+    if direction[1] >= len(values):            # `source`: a direction not given
+        return None
+    value = values[direction[1]]
+    for i in direction[2]:
+        value = value[i]
+    return value
+
+
+def _plan(spec: Spec, term: Term, values: list | None):
+    """The generated function computing `term`, the values to call it with (None without `values`), and how
+    many tangent parts to take of its output. A tangent is specialized like the argument it goes with; without
+    `values` (`source` without example arguments) every argument is an array of unknown shape."""
+    params = _parameters(spec.f)
+    x = values[:len(params)] if values is not None else None
+    kind = {p: (kind_of(v) if x is not None else TENSOR) for p, v in zip(params, x or params)}
+    if x is not None:
+        for name in set(term.free or ()) | {n for names, _, _ in term.forwards for n in names}:
+            _check_differentiable(spec.f, name, x[params.index(name)])
+    kinds = [kind[p] for p in params]
+    call = list(x) if x is not None else None
+    if term.free is None:
+        fn = spec.f
+    else:
+        mode = "grad" if term.seed == ONE else "vjp"
+        options = {"checkpoint": spec.checkpoint} if spec.checkpoint is not None else {}
+        fn = generated(spec.f, list(term.free), mode, tuple(kinds) if x is not None else (), **options)
+        seed = 1.0 if term.seed == ONE else (_direction(values, term.seed) if x is not None else None)
+        kinds.append(SCALAR if term.seed == ONE else (kind_of(seed) if x is not None else TENSOR))
+        if call is not None:
+            call.append(seed)
+    for names, many, direction in term.forwards:
+        if direction == ONE and x is not None:
+            for name in names:
+                point = x[params.index(name)]
+                if np.ndim(point) != 0:
+                    raise NonScalarOutput(f"{spec.label} needs a scalar to differentiate, but the derivative "
+                                          f"with respect to '{name}' inside it is an array of shape "
+                                          f"{np.shape(point)}", hint=_ALTERNATIVES["grad"])
+        fn = forward_generated(fn, list(names), tuple(kinds), False, tangent_hint if fn is spec.f else dot_hint)
+        kinds += [SCALAR if direction == ONE else kind[n] for n in names]
+        if call is not None:
+            tangent = _direction(values, direction)
+            call += [tangent] if not many else list(tangent) if tangent is not None else [None] * len(names)
+    return fn, call, len(term.forwards), int(term.free is not None and term.seed != ONE)
+
+
+def _term_value(spec: Spec, term: Term, values: list):
+    fn, call, layers, extract = _plan(spec, term, values)
+    out = fn(*call)
+    for _ in range(layers):
+        out = out[1]
+    if extract:
+        out = out[1]
+    if term.free is not None:
+        refuse_complex(spec.f, list(term.free), out)
+        if term.many and len(term.free) == 1:
+            out = (out,)
+    return out
+
+
+def _add(a, b):
+    if isinstance(a, tuple):
+        return tuple(map(_add, a, b))
+    return a + b
+
+
+def evaluate(spec: Spec, values: list):
+    """The output of the derivative `spec` at `values` (one call of generated code per distinct term)."""
+    memo: dict = {}
+
+    def value_of(output):
+        if isinstance(output, Term):
+            if output not in memo:
+                memo[output] = _term_value(spec, output, values)
+            return memo[output]
+        items = [value_of(item) for item in output[1]]
+        return tuple(items) if output[0] == "tuple" else functools.reduce(_add, items)
+    return value_of(spec.output)
+
+
+def _hessian(spec: Spec, names: tuple, many: bool, label: str):
+    """Block (i, j) of the Hessian, column by column from Hessian-vector products of the derivative."""
+    scalar = _scalar_output(spec, "hessian", _ALTERNATIVES["hvp"])
+    gradient = _map_terms(scalar, lambda t: _to_grad(t, names, True))
+    params = spec.params + (_extra_name(spec.params, "v"),)
+    product = Spec(spec.f, params, _map_terms(gradient, lambda t: t.along(names, True, arg_direction(len(params) - 1))),
+                   label, spec.checkpoint)
+    positions = [spec.params.index(n) for n in names]
+
+    def second(*args, **kwargs):
+        values = _bound(spec, args, kwargs)
+        points = [values[k] for k in positions]
+        return _assemble(points, many, lambda direction: evaluate(product, values + [direction]))
+    second.__name__ = second.__qualname__ = "hessian"
+    return attach(second, spec.f, spec.params, None, label, spec.checkpoint)
+
+
+def _assemble(points: list, many: bool, product):
+    """The Hessian blocks from `product(directions) -> H @ directions` (a tuple per argument)."""
+    zeros = [np.zeros(np.shape(x)) for x in points]
+    columns = [[[] for _ in points] for _ in points]       # [i][j]: columns of block (i, j)
+    for j, x in enumerate(points):
+        for k in range(np.size(x)):
+            unit = np.zeros(np.size(x))
+            unit[k] = 1.0
+            direction = [*zeros[:j], unit.reshape(np.shape(x)), *zeros[j + 1:]]
+            for i, hv in enumerate(product(tuple(direction))):
+                columns[i][j].append(np.ravel(hv))
+    blocks = [[np.stack(columns[i][j], axis=-1).reshape(np.shape(points[i]) + np.shape(points[j]))
+               for j in range(len(points))] for i in range(len(points))]
+    blocks = [[float(b) if np.ndim(b) == 0 else b for b in row] for row in blocks]
+    return tuple(tuple(row) for row in blocks) if many else blocks[0][0]
+
+
+def derivative_source(fn, wrt=0, mode: str = "grad", args=None) -> str:
+    """The generated modules that ``mode(fn, wrt)`` of the derivative object `fn` runs, one per term (the
+    gradients it differentiates are in the modules they came from: `source` of the user's function shows them)."""
+    kind = {"forward": "jvp"}.get(mode, mode)
+    if kind not in ("grad", "value_and_grad", "vjp", "jvp", "hvp"):
+        raise S2SGradError(f"unknown mode {mode!r} for a derivative made by s2sgrad",
+                           hint="one of 'grad', 'value_and_grad', 'vjp', 'forward', 'hvp'")
+    spec = spec_of(transform(kind, fn, wrt))
+    values = _bound(spec_of(fn), tuple(args), {}) if args is not None else None
+    texts = []
+    for term in dict.fromkeys(_terms(spec.output)):
+        text = getattr(_plan(spec, term, values)[0], "source", None)
+        if text is not None and text not in texts:
+            texts.append(text)
+    return "\n\n".join(texts)

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from . import primitives
 from .analyze import TENSOR, Analysis
-from .errors import NoDerivativeRule, UnsupportedSyntax
+from .errors import NoDerivativeRule, UnsupportedSyntax, derivative_call_refusal
 from .inline import Contribution, expand
 from .inplace import MUTATIONS, in_place_writes, value_reads
 from .ir import Assign, Const, Function, If, Op, Var, While, atom_expr, captures, reads, value_expr, writes
@@ -48,7 +48,7 @@ def is_user_function(fn) -> bool:
     if isinstance(fn, LiftedFunction):
         return True
     return inspect.isfunction(fn) and rule_for(fn) is None and not is_nondifferentiable(fn) \
-        and fn not in primitives.INTERNAL
+        and fn not in primitives.INTERNAL and not hasattr(fn, "s2sgrad_derivative")
 
 
 def is_recomputed(fn) -> bool:
@@ -389,6 +389,9 @@ class Reverse:
         rule = rule_for(fn)
         if rule is None:
             label = primitives.python_name(fn) or value.name or getattr(fn, "__name__", repr(fn))
+            if hasattr(fn, "s2sgrad_derivative"):
+                message, hint = derivative_call_refusal(fn, label)
+                raise NoDerivativeRule(message, stmt.loc, hint)
             raise NoDerivativeRule(
                 f"no derivative rule for {label}", stmt.loc,
                 f"register one with @s2sgrad.adjoint({label}), or wrap the argument in "
