@@ -30,6 +30,7 @@ from .api import _call_values, _extra_name, _check_differentiable, _parameters, 
 from .errors import NonScalarOutput, S2SGradError, WrtError
 from .forward import ForwardModule, identifier, tangent_hint
 from .module import kind_of
+from .runtime import random_state
 
 _CACHE: dict = {}
 
@@ -156,7 +157,7 @@ def hessian(f: Callable, wrt=0) -> Callable:
     def second(*args, **kwargs):
         values = _call_values(f, args, kwargs)
         points = [values[params.index(n)] for n in names]
-        return _assemble(points, many, lambda direction: product(*values, direction))
+        return _assemble(points, many, lambda direction: product(*values, direction), _generators(f))
 
     return attach(second, f, params, None, f"hessian({f.__name__})")
 
@@ -476,13 +477,31 @@ def _add(a, b):
     return a + b
 
 
+_GENERATORS: dict = {}
+
+
+def _generators(f) -> tuple:
+    """The random number generators `f` draws from (see `randomness`)."""
+    if f not in _GENERATORS:
+        from .lower import lower_function
+        from .randomness import generators
+        what = f"'{f.__name__}', which a higher derivative runs once for each derivative it combines"
+        _GENERATORS[f] = tuple(g.value for g in generators(lower_function(f)[0].body, what))
+    return _GENERATORS[f]
+
+
 def evaluate(spec: Spec, values: list):
-    """The output of the derivative `spec` at `values` (one call of generated code per distinct term)."""
+    """The output of the derivative `spec` at `values` (one call of generated code per distinct term). Every
+    term draws the random numbers one call of f draws: each starts from the generators' states at the call."""
     memo: dict = {}
+    distinct = len(set(_terms(spec.output))) > 1
+    start = random_state(*_generators(spec.f)) if distinct and _generators(spec.f) else None
 
     def value_of(output):
         if isinstance(output, Term):
             if output not in memo:
+                if start is not None:
+                    start.restore()
                 memo[output] = _term_value(spec, output, values)
             return memo[output]
         items = [value_of(item) for item in output[1]]
@@ -502,13 +521,16 @@ def _hessian(spec: Spec, names: tuple, many: bool, label: str):
     def second(*args, **kwargs):
         values = _bound(spec, args, kwargs)
         points = [values[k] for k in positions]
-        return _assemble(points, many, lambda direction: evaluate(product, values + [direction]))
+        return _assemble(points, many, lambda direction: evaluate(product, values + [direction]),
+                         _generators(spec.f))
     second.__name__ = second.__qualname__ = "hessian"
     return attach(second, spec.f, spec.params, None, label, spec.checkpoint)
 
 
-def _assemble(points: list, many: bool, product):
-    """The Hessian blocks from `product(directions) -> H @ directions` (a tuple per argument)."""
+def _assemble(points: list, many: bool, product, generators: tuple):
+    """The Hessian blocks from `product(directions) -> H @ directions` (a tuple per argument); each product
+    draws the random numbers one call of the function draws (from the `generators`' states at the start)."""
+    start = random_state(*generators) if generators else None
     zeros = [np.zeros(np.shape(x)) for x in points]
     columns = [[[] for _ in points] for _ in points]       # [i][j]: columns of block (i, j)
     for j, x in enumerate(points):
@@ -516,6 +538,8 @@ def _assemble(points: list, many: bool, product):
             unit = np.zeros(np.size(x))
             unit[k] = 1.0
             direction = [*zeros[:j], unit.reshape(np.shape(x)), *zeros[j + 1:]]
+            if start is not None:
+                start.restore()
             for i, hv in enumerate(product(tuple(direction))):
                 columns[i][j].append(np.ravel(hv))
     blocks = [[np.stack(columns[i][j], axis=-1).reshape(np.shape(points[i]) + np.shape(points[j]))

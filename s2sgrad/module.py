@@ -23,7 +23,8 @@ from .liveness import is_scalar_output
 from .lower import LiftedFunction, lower_function
 from .names import Names, identifier
 from .optimizations import ALL
-from .reverse import Reverse, _call, _name, _store
+from .randomness import save_states_for_recomputation
+from .reverse import Reverse, _call, _name, _store, is_recomputed
 from .peephole import simplify_arithmetic
 from .syntax import function as _function
 from .vectorize import vectorize
@@ -78,6 +79,7 @@ class GradientModule:
         """Lower `fn` (a function or a LiftedFunction); also returns the names it uses."""
         lowered, names = lower_function(fn, scalars, vectors)
         self.collect_globals(lowered)
+        save_states_for_recomputation(lowered.body, names, is_recomputed)
         return lowered, names
 
     def collect_globals(self, lowered: ir.Function) -> None:

@@ -32,6 +32,7 @@ from .ir import Assign, Const, Function, If, Op, Var, While, atom_expr, captures
 from .liveness import unneeded
 from .names import identifier
 from .optimizations import ALL
+from .randomness import generators
 from .rules import is_nondifferentiable, rule_for
 from .syntax import assign as _assign, attr as _attr, call as _call, name as _name, np_call as _np_call
 from .syntax import is_call as _is_call, is_slice as _is_slice, origin as _origin, store as _store
@@ -442,8 +443,10 @@ class Reverse:
         recomputation = []
         if is_recomputed(op.fn):
             forward, _ = self.module.callee(op.fn, mask, stmt.loc)
-            recomputation = [_origin(ast.Assign([ast.Tuple([_store("_"), _store(record)], ast.Store())],
-                                                ast.Call(_name(forward), [atom_expr(a) for a in args], [])),
+            saved = getattr(op, "random_states", None)         # the generators' states to draw again from
+            call = ast.Call(_name(forward), [atom_expr(a) for a in args], []) if saved is None else \
+                _call("replay", _name(saved), _name(forward), *[atom_expr(a) for a in args])
+            recomputation = [_origin(ast.Assign([ast.Tuple([_store("_"), _store(record)], ast.Store())], call),
                                      stmt.loc)]
         temps = [self.names.fresh(f"d{a.name}_part", temporary=True) for a in active_args]
         targets = ast.Tuple([_store(t) for t in temps], ast.Store()) if len(temps) != 1 else _store(temps[0])
@@ -749,7 +752,11 @@ class Reverse:
             args = [ast.parse(repr(schedule), mode="eval").body]
             if loop.trips is not None:
                 args.append(atom_expr(loop.trips))
-            out.append(_assign(driver, _call("Checkpoints", *args), loop.loc))
+            call = _call("Checkpoints", *args)
+            randoms = generators(loop.cond + loop.body, "a checkpointed loop")
+            if randoms:                   # the trips run again draw what they drew (see randomness)
+                call.keywords.append(ast.keyword("randoms", ast.Tuple([atom_expr(g) for g in randoms], ast.Load())))
+            out.append(_assign(driver, call, loop.loc))
         body = self.forward_block(loop.cond, record)
         body.append(_origin(ast.If(ast.UnaryOp(ast.Not(), atom_expr(loop.test)), [ast.Break()], []), loop.loc))
         if driver:
