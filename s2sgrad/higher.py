@@ -17,9 +17,11 @@ gradient. Generated code is cached per function, `wrt` and argument kinds.
 """
 from __future__ import annotations
 
+import ast
 import functools
 import inspect
 import re
+import weakref
 from dataclasses import dataclass
 from typing import Callable
 
@@ -27,9 +29,10 @@ import numpy as np
 
 from .analyze import SCALAR, TENSOR
 from .api import _call_values, _extra_name, _check_differentiable, _parameters, generated, refuse_complex, wrt_names
-from .errors import NonScalarOutput, S2SGradError, WrtError
+from .errors import NoDerivativeRule, NonScalarOutput, S2SGradError, WrtError, derivative_call_refusal
 from .forward import ForwardModule, identifier, tangent_hint
 from .module import kind_of
+from .rules.registry import Rule
 from .runtime import random_state
 
 _CACHE: dict = {}
@@ -206,7 +209,8 @@ def source(f: Callable, wrt=0, *, mode: str = "forward", args=None) -> str:
     raise S2SGradError(f"unknown mode {mode!r}: expected 'forward' or 'hvp'")
 
 
-__all__ = ["jvp", "hvp", "hessian", "grad_of_grad", "source", "forward_generated", "dot_hint"]
+__all__ = ["jvp", "hvp", "hessian", "grad_of_grad", "source", "forward_generated", "dot_hint", "transform",
+           "spec_of", "derivative_rule", "vjp_of"]
 
 
 # ---------------------------------------------------------------- derivatives of derivatives
@@ -260,8 +264,9 @@ class Spec:
 
 
 def spec_of(fn) -> Spec | None:
-    """The `Spec` of a derivative object s2sgrad made, or None for any other function."""
-    return getattr(fn, "s2sgrad_derivative", None)
+    """The `Spec` of a derivative object s2sgrad made, or None for any other function (also for a wrapper
+    that copied a derivative's attributes, as ``functools.wraps`` does: its own code may change the result)."""
+    return getattr(fn, "s2sgrad_derivative", None) if getattr(fn, "s2sgrad_owner", None) == id(fn) else None
 
 
 def _terms(output):
@@ -283,6 +288,7 @@ def attach(derivative, f, params, output, label: str, checkpoint=None):
     `f`, so nothing mistakes it for `f`."""
     derivative.__dict__.pop("__wrapped__", None)
     derivative.s2sgrad_derivative = Spec(f, tuple(params), output, label, checkpoint)
+    derivative.s2sgrad_owner = id(derivative)
     base = inspect.signature(f).parameters.values()
     extras = [inspect.Parameter(p, inspect.Parameter.POSITIONAL_ONLY) for p in params[len(base):]]
     if extras:
@@ -471,6 +477,14 @@ def _term_value(spec: Spec, term: Term, values: list):
     return out
 
 
+def _term_value_or_zero(spec: Spec, term: Term, values: list):
+    """The term's value, or None where one of its directions is a zero (None, as in a list of adjoints)."""
+    directions = [d for _, _, d in term.forwards] + ([term.seed] if term.seed not in (None, ONE) else [])
+    if any(d != ONE and _direction(values, d) is None for d in directions):
+        return None
+    return _term_value(spec, term, values)
+
+
 def _add(a, b):
     if isinstance(a, tuple):
         return tuple(map(_add, a, b))
@@ -502,10 +516,13 @@ def evaluate(spec: Spec, values: list):
             if output not in memo:
                 if start is not None:
                     start.restore()
-                memo[output] = _term_value(spec, output, values)
+                memo[output] = _term_value_or_zero(spec, output, values)
             return memo[output]
         items = [value_of(item) for item in output[1]]
-        return tuple(items) if output[0] == "tuple" else functools.reduce(_add, items)
+        if output[0] == "tuple":
+            return tuple(items)
+        items = [item for item in items if item is not None]
+        return functools.reduce(_add, items) if items else None
     return value_of(spec.output)
 
 
@@ -563,3 +580,77 @@ def derivative_source(fn, wrt=0, mode: str = "grad", args=None) -> str:
         if text is not None and text not in texts:
             texts.append(text)
     return "\n\n".join(texts)
+
+
+# ---------------------------------------------------------------- a derivative called in differentiated code
+
+_VJPS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def vjp_of(derivative, name: str):
+    """``vjp(derivative, wrt=name)``, made once per derivative and argument."""
+    made = _VJPS.setdefault(derivative, {})
+    if name not in made:
+        made[name] = transform("vjp", derivative, name)
+    return made[name]
+
+
+def derivative_rule(fn, written: str | None, active: list, loc) -> Rule:
+    """The reverse-mode rule of a call of the derivative object `fn` (written `written`) inside a function
+    being differentiated, say a gradient penalty ``np.sum(dg(x) ** 2)``: each active argument's gradient is
+    the vjp of the derivative (``derivative_vjp(dg, "x", dout, x)``: by symmetry, forward over the generated
+    gradient). Refused where a tangent or cotangent the derivative takes is active."""
+    spec = _called_derivative(fn, written, active, loc, "reverse mode")
+    output = _extra_name(spec.params, "out")
+    adjoint = ast.Subscript(ast.Name("d", ast.Load()), ast.Name(output, ast.Load()), ast.Load())
+    arguments = [ast.Name(p, ast.Load()) for p in spec.params]
+    body = [ast.Assign([ast.Subscript(ast.Name("d", ast.Load()), ast.Name(p, ast.Load()), ast.Store())],
+                       ast.Call(ast.Name("derivative_vjp", ast.Load()),
+                                [ast.parse(written, mode="eval").body, ast.Constant(p), adjoint, *arguments], []))
+            for p in spec.params[:len(spec.params) - len(spec.extras)]]
+    for statement in body:
+        ast.fix_missing_locations(statement)
+    return Rule(fn, None, output, inspect.signature(fn), body)
+
+
+def _called_derivative(fn, written, active: list, loc, how: str) -> Spec:
+    """The `Spec` of a derivative called in differentiated code, refusing what cannot be differentiated."""
+    spec = spec_of(fn)
+    if spec is None or spec.output is None or written is None:
+        message, hint = derivative_call_refusal(fn, written or getattr(fn, "__name__", "?"), how)
+        raise NoDerivativeRule(message, loc, hint)
+    for param, is_active in zip(spec.params, active):
+        if is_active and param in spec.extras:
+            raise NoDerivativeRule(f"'{written}' is {spec.label}, and {_role(spec, param)} is differentiated here",
+                                   loc, "pass it through s2sgrad.stop_gradient(...), or differentiate only "
+                                        "arguments of the original function")
+    return spec
+
+
+_JVPS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def jvp_of(derivative, names: tuple):
+    """``jvp(derivative, wrt=names)``, made once per derivative and tuple of arguments."""
+    made = _JVPS.setdefault(derivative, {})
+    if names not in made:
+        made[names] = transform("jvp", derivative, names)
+    return made[names]
+
+
+def derivative_tangent_rule(fn, written: str | None, active: list, loc) -> Rule:
+    """The forward-mode rule of a call of the derivative object `fn` inside a function being differentiated:
+    ``d[out] = derivative_jvp(dg, ("x",), (d[x],), x)``, for the arguments that have a tangent."""
+    spec = _called_derivative(fn, written, active, loc, "forward mode")
+    output = _extra_name(spec.params, "out")
+    names = [p for p, is_active in zip(spec.params, active) if is_active]
+
+    def tangent(p):
+        return ast.Subscript(ast.Name("d", ast.Load()), ast.Name(p, ast.Load()), ast.Load())
+    call = ast.Call(ast.Name("derivative_jvp", ast.Load()),
+                    [ast.parse(written, mode="eval").body, ast.Tuple([ast.Constant(p) for p in names], ast.Load()),
+                     ast.Tuple([tangent(p) for p in names], ast.Load()),
+                     *[ast.Name(p, ast.Load()) for p in spec.params]], [])
+    body = [ast.fix_missing_locations(ast.Assign([tangent(output)], call))]
+    body[0].targets[0].ctx = ast.Store()
+    return Rule(fn, None, output, inspect.signature(fn), body)

@@ -25,13 +25,14 @@ from dataclasses import dataclass, field
 
 from . import primitives
 from .analyze import TENSOR, Analysis
-from .errors import NoDerivativeRule, UnsupportedSyntax, derivative_call_refusal
+from .errors import NoDerivativeRule, UnsupportedSyntax
 from .inline import Contribution, expand
 from .inplace import MUTATIONS, in_place_writes, value_reads
 from .ir import Assign, Const, Function, If, Op, Var, While, atom_expr, captures, reads, value_expr, writes
 from .liveness import unneeded
 from .names import identifier
 from .optimizations import ALL
+from .runtime import derivative_jvp, derivative_vjp
 from .randomness import generators
 from .rules import is_nondifferentiable, rule_for
 from .syntax import assign as _assign, attr as _attr, call as _call, name as _name, np_call as _np_call
@@ -49,7 +50,8 @@ def is_user_function(fn) -> bool:
     if isinstance(fn, LiftedFunction):
         return True
     return inspect.isfunction(fn) and rule_for(fn) is None and not is_nondifferentiable(fn) \
-        and fn not in primitives.INTERNAL and not hasattr(fn, "s2sgrad_derivative")
+        and fn not in primitives.INTERNAL and not hasattr(fn, "s2sgrad_derivative") \
+        and fn is not derivative_vjp and fn is not derivative_jvp
 
 
 def is_recomputed(fn) -> bool:
@@ -390,9 +392,11 @@ class Reverse:
         rule = rule_for(fn)
         if rule is None:
             label = primitives.python_name(fn) or value.name or getattr(fn, "__name__", repr(fn))
-            if hasattr(fn, "s2sgrad_derivative"):
-                message, hint = derivative_call_refusal(fn, label)
-                raise NoDerivativeRule(message, stmt.loc, hint)
+            if hasattr(fn, "s2sgrad_derivative"):          # a derivative s2sgrad made: its vjp, at run time
+                from .higher import derivative_rule
+                bound = self.module.call_arguments(value, stmt.loc)
+                rule = derivative_rule(fn, value.name, [self.is_active(a) for a in bound], stmt.loc)
+        if rule is None:
             raise NoDerivativeRule(
                 f"no derivative rule for {label}", stmt.loc,
                 f"register one with @s2sgrad.adjoint({label}), or wrap the argument in "

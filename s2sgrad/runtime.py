@@ -19,7 +19,7 @@ __all__ = [
     "Stack", "SparseGrad", "Like", "like", "sum_to", "unbroadcast", "unreduce", "zeros_like", "complete",
     "scatter", "seq_scatter", "add_grads", "densify", "while_loop", "if_else",
     "setitem", "list_append", "check_scalar", "assert_true", "written", "Checkpoints", "Work", "copy_state",
-    "random_state", "replay", "swap_random_state", "unstack", "grad_or_zeros", "matmul_grad_a", "matmul_grad_b",
+    "random_state", "replay", "swap_random_state", "derivative_vjp", "derivative_jvp", "unstack", "grad_or_zeros", "matmul_grad_a", "matmul_grad_b",
     "tensordot_grad_a", "tensordot_grad_b", "einsum_grad", "unconcatenate", "untile", "unrepeat",
     "undiagonal", "untake", "norm_grad",
 ]
@@ -650,6 +650,23 @@ class Checkpoints:
                     self._state = self._random = None
         if after_forward is not None:
             after_forward.restore()
+
+
+def derivative_vjp(derivative, name: str, cotangent, *args):
+    """The gradient with respect to argument `name` of ``⟨cotangent, derivative(*args)⟩``, for a derivative
+    s2sgrad made called inside a differentiated function (`s2sgrad.higher.derivative_rule`)."""
+    from .higher import spec_of, vjp_of
+    grad = vjp_of(derivative, name)(*args, cotangent)[1]
+    if grad is None:                        # every part of the cotangent is a zero
+        grad = zeros_like(args[list(spec_of(derivative).params).index(name)])
+    return grad
+
+
+def derivative_jvp(derivative, names: tuple, tangents: tuple, *args):
+    """The tangent of ``derivative(*args)`` along `tangents` of the arguments `names`, for a derivative
+    s2sgrad made called inside a function forward mode differentiates."""
+    from .higher import jvp_of
+    return jvp_of(derivative, names)(*args, tangents)[1]
 
 
 def written(g, index):

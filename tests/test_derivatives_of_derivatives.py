@@ -291,31 +291,108 @@ def inner_loss(x):
     return np.sum(np.sin(x) * x)
 
 
+def two_argument_loss(x, w):
+    return np.sum(np.tanh(x * w) ** 2) * w
+
+
 d_inner = sg.grad(inner_loss)
+vg_inner = sg.value_and_grad(inner_loss)
+d_both = sg.grad(two_argument_loss, wrt=(0, 1))
+hvp_inner = sg.hvp(inner_loss)
+d2_quartic = sg.grad(sg.grad(quartic))
+jvp_inner = sg.jvp(inner_loss)
 
 
 def penalty(x, w):
     return np.sum(d_inner(x) ** 2) * w
 
 
-def test_gradient_penalty_is_refused_at_the_call():
-    x = np.array([0.3, -0.4])
-    for transform in (sg.grad, sg.value_and_grad, sg.hvp):
-        with pytest.raises(sg.NoDerivativeRule, match="'d_inner' is grad\\(inner_loss\\)") as info:
-            transform(penalty)(x, 2.0, *(() if transform is not sg.hvp else (x,)))
-        assert info.value.location.line == penalty.__code__.co_firstlineno + 1
-        assert "sg.hvp" in info.value.hint
-    with pytest.raises(sg.NoDerivativeRule, match="d_inner"):
-        sg.jvp(penalty)(x, 2.0, x)
+def penalty_of_a_value_and_grad(x):
+    value, g = vg_inner(x)
+    return np.sum(g ** 3)
 
 
-def test_gradient_penalty_hint_is_right():
+def penalty_of_both(x, w):
+    gx, gw = d_both(x, w)
+    return np.sum(gx * x) + gw ** 2
+
+
+def penalty_in_a_loop(x, w):
+    total = 0.0
+    h = x
+    for i in range(3):
+        total = total + np.sum(d_inner(h) ** 2)
+        h = np.sin(h) * w
+    return total
+
+
+def penalty_of_an_hvp(x, v):
+    return np.sum(hvp_inner(x, v) ** 2)
+
+
+def penalty_of_a_second_derivative(a, b):
+    return d2_quartic(a * b) * b
+
+
+def penalty_of_a_jvp(x, t):
+    value, tangent = jvp_inner(x, t)
+    return value * tangent
+
+
+PENALTIES = [(penalty, (np.array([0.3, -0.4, 0.8]), 2.0)), (penalty_of_a_value_and_grad, (np.array([0.3, -0.4]),)),
+             (penalty_of_both, (np.array([0.3, -0.4]), 0.7)), (penalty_in_a_loop, (np.array([0.3, -0.4]), 0.9)),
+             (penalty_of_a_second_derivative, (0.3, 0.6))]
+
+
+@pytest.mark.parametrize("f, args", PENALTIES, ids=lambda c: getattr(c, "__name__", ""))
+def test_a_derivative_called_inside_a_differentiated_function(f, args):
+    for k in range(len(args)):
+        close(sg.grad(f, wrt=k)(*args), gradient_difference(f, args, k))
+        t = _like(args[k], 0.7)
+        value, tangent = sg.jvp(f, wrt=k)(*args, t)
+        close(value, f(*args), rtol=1e-12)
+        close(tangent, difference(f, args, k, t))
+
+
+def test_the_gradient_penalty_is_what_the_hint_says():
     x = np.array([0.3, -0.4])
-    expected = gradient_difference(lambda *a: penalty(*a), (x, 2.0), 0)
-    close(2 * 2.0 * sg.hvp(inner_loss)(x, d_inner(x)), expected)
+    close(sg.grad(penalty)(x, 2.0), 2 * 2.0 * sg.hvp(inner_loss)(x, d_inner(x)), rtol=1e-12)
+    assert "derivative_vjp(d_inner, 'x'," in sg.source(penalty, args=(x, 2.0))
+
+
+def test_a_tangent_the_called_derivative_takes_is_refused_when_differentiated():
+    x = np.array([0.3, -0.4])
+    with pytest.raises(sg.NoDerivativeRule, match=r"extra argument 'v' of hvp\(inner_loss\)") as info:
+        sg.grad(penalty_of_an_hvp, wrt=1)(x, x)
+    assert info.value.location.line == penalty_of_an_hvp.__code__.co_firstlineno + 1
+    close(sg.grad(penalty_of_an_hvp, wrt=0)(x, x), gradient_difference(penalty_of_an_hvp, (x, x), 0))
+    with pytest.raises(sg.NoDerivativeRule, match=r"extra argument 'tangent' of jvp\(inner_loss\)"):
+        sg.jvp(penalty_of_a_jvp, wrt=1)(x, x, x)
+
+
+def test_second_derivatives_through_a_called_derivative_are_refused():
+    x = np.array([0.3, -0.4])
+    with pytest.raises(sg.NoDerivativeRule, match=r"'d_inner' is grad\(inner_loss\).*forward mode") as info:
+        sg.hvp(penalty)(x, 2.0, x)
+    assert info.value.location.line == penalty.__code__.co_firstlineno + 1
+    assert "stop_gradient" in info.value.hint
 
 
 def test_a_derivative_called_on_values_that_do_not_reach_wrt():
     x = np.array([0.3, -0.4])
     close(sg.grad(penalty, wrt=1)(x, 2.0), np.sum(d_inner(x) ** 2), rtol=1e-12)
     close(sg.jvp(penalty, wrt=1)(x, 2.0, 1.0)[1], np.sum(d_inner(x) ** 2), rtol=1e-12)
+
+
+def test_a_wrapper_of_a_derivative_is_not_taken_for_the_derivative():
+    import functools
+    d = sg.grad(quartic)
+
+    @functools.wraps(d)
+    def doubled(a):
+        return 2.0 * d(a)
+    assert doubled(0.3) == pytest.approx(2 * d(0.3))
+    with pytest.raises(sg.UnsupportedSyntax, match="wraps grad\\(quartic\\), a derivative made by s2sgrad"):
+        sg.grad(doubled)(0.3)
+    with pytest.raises(sg.UnsupportedSyntax, match="wraps grad\\(quartic\\)"):
+        sg.jvp(doubled)(0.3, 1.0)
