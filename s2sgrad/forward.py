@@ -43,7 +43,7 @@ from .module import GradientModule
 from .relower import is_generated, parse_generated
 from .reverse import is_user_function
 from .rules import tangent_rule_for
-from .runtime import derivative_vjp
+from .runtime import derivative_jvp, derivative_vjp
 from .tangent_inline import expand_tangent
 from .syntax import assign as _assign, call as _call, function as _function, name as _name, origin as _origin
 from .syntax import store as _store
@@ -207,9 +207,9 @@ class Forward:
                 bound = self.module.call_arguments(op, stmt.loc)
                 rule = derivative_tangent_rule(op.fn, op.name, [self.tangent_of(a) is not None for a in bound],
                                                stmt.loc)
-            elif op.fn is derivative_vjp:
+            elif op.fn is derivative_vjp or op.fn is derivative_jvp:
                 message, hint = derivative_call_refusal(op.args[0].value, op.args[0].name, "forward mode over "
-                                                        "a gradient (hvp, jvp(grad(f)))")
+                                                        "a derivative (hvp, jvp(grad(f)), jvp(jvp(f)))")
                 raise NoDerivativeRule(message, stmt.loc, hint)
         if rule is None:
             raise NoDerivativeRule(f"no forward-mode (tangent) rule for {name}", stmt.loc,

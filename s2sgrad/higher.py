@@ -27,7 +27,7 @@ from typing import Callable
 
 import numpy as np
 
-from .analyze import SCALAR, TENSOR
+from .analyze import INT, SCALAR, TENSOR
 from .api import _call_values, _extra_name, _check_differentiable, _parameters, generated, refuse_complex, wrt_names
 from .errors import NoDerivativeRule, NonScalarOutput, S2SGradError, WrtError, derivative_call_refusal
 from .forward import ForwardModule, identifier, tangent_hint
@@ -160,7 +160,7 @@ def hessian(f: Callable, wrt=0) -> Callable:
     def second(*args, **kwargs):
         values = _call_values(f, args, kwargs)
         points = [values[params.index(n)] for n in names]
-        return _assemble(points, many, lambda direction: product(*values, direction), _generators(f))
+        return _assemble(points, many, lambda direction: product(*values, direction), _generators(f, values))
 
     return attach(second, f, params, None, f"hessian({f.__name__})")
 
@@ -494,14 +494,19 @@ def _add(a, b):
 _GENERATORS: dict = {}
 
 
-def _generators(f) -> tuple:
-    """The random number generators `f` draws from (see `randomness`)."""
-    if f not in _GENERATORS:
+def _generators(f, values: list) -> tuple:
+    """The random number generators `f` draws from (see `randomness`), lowered as for arguments `values`."""
+    kinds = tuple(kind_of(v) for v in values[:len(_parameters(f))])
+    key = (f, kinds)
+    if key not in _GENERATORS:
         from .lower import lower_function
         from .randomness import generators
+        params = _parameters(f)
+        scalars = [p for p, k in zip(params, kinds) if k in (SCALAR, INT)]
+        vectors = [p for p, k in zip(params, kinds) if isinstance(k, tuple) and len(k) == 1]
         what = f"'{f.__name__}', which a higher derivative runs once for each derivative it combines"
-        _GENERATORS[f] = tuple(g.value for g in generators(lower_function(f)[0].body, what))
-    return _GENERATORS[f]
+        _GENERATORS[key] = tuple(g.value for g in generators(lower_function(f, scalars, vectors)[0].body, what))
+    return _GENERATORS[key]
 
 
 def evaluate(spec: Spec, values: list):
@@ -509,7 +514,8 @@ def evaluate(spec: Spec, values: list):
     term draws the random numbers one call of f draws: each starts from the generators' states at the call."""
     memo: dict = {}
     distinct = len(set(_terms(spec.output))) > 1
-    start = random_state(*_generators(spec.f)) if distinct and _generators(spec.f) else None
+    generators = _generators(spec.f, values) if distinct else ()
+    start = random_state(*generators) if generators else None
 
     def value_of(output):
         if isinstance(output, Term):
@@ -539,7 +545,7 @@ def _hessian(spec: Spec, names: tuple, many: bool, label: str):
         values = _bound(spec, args, kwargs)
         points = [values[k] for k in positions]
         return _assemble(points, many, lambda direction: evaluate(product, values + [direction]),
-                         _generators(spec.f))
+                         _generators(spec.f, values))
     second.__name__ = second.__qualname__ = "hessian"
     return attach(second, spec.f, spec.params, None, label, spec.checkpoint)
 

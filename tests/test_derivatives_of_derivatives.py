@@ -376,6 +376,8 @@ def test_second_derivatives_through_a_called_derivative_are_refused():
         sg.hvp(penalty)(x, 2.0, x)
     assert info.value.location.line == penalty.__code__.co_firstlineno + 1
     assert "stop_gradient" in info.value.hint
+    with pytest.raises(sg.NoDerivativeRule, match=r"'d_inner' is grad\(inner_loss\).*forward mode"):
+        sg.jvp(sg.jvp(penalty))(x, 2.0, x, x)
 
 
 def test_a_derivative_called_on_values_that_do_not_reach_wrt():
