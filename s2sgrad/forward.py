@@ -357,6 +357,8 @@ class ForwardModule(GradientModule):
         'jvp_f_x'
     """
 
+    recomputes = False
+
     def __init__(self, hint=tangent_hint):
         super().__init__()
         self.hint = hint

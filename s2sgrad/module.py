@@ -62,6 +62,8 @@ def kind_of(value):
 class GradientModule:
     """One generated module: its functions, and the user globals they refer to."""
 
+    recomputes = True         # runs `recompute` functions again (forward mode does not)
+
     def __init__(self, checkpoint=None, optimizations: frozenset[str] = ALL, sparse: bool = False):
         self.checkpoint = checkpoint            # schedule for outermost loops without their own marker
         self.optimizations = optimizations      # names from `optimizations.OPTIMIZATIONS`
@@ -79,7 +81,8 @@ class GradientModule:
         """Lower `fn` (a function or a LiftedFunction); also returns the names it uses."""
         lowered, names = lower_function(fn, scalars, vectors)
         self.collect_globals(lowered)
-        save_states_for_recomputation(lowered.body, names, is_recomputed)
+        if self.recomputes:
+            save_states_for_recomputation(lowered.body, names, is_recomputed)
         return lowered, names
 
     def collect_globals(self, lowered: ir.Function) -> None:

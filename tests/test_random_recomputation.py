@@ -178,6 +178,7 @@ def test_the_generated_code_saves_and_replays_the_states():
     assert "randoms=(RNG,)" in sg.source(revolve_generator, args=(np.ones(3), 0.5))
     assert "randoms=(CLOSURE_RNG, np.random)" in sg.source(online_closure, args=(np.ones(3), 0.5))
     assert "random_state" not in sg.source(periodic_plain, args=(np.ones(3), 0.5))
+    assert "random_state" not in sg.source(recompute_once_legacy, mode="forward", args=(np.ones(3), 0.5))
 
 
 def periodic_plain(x, w):
