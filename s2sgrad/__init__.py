@@ -1,10 +1,10 @@
 """s2sgrad: source-to-source automatic differentiation for Python and NumPy.
 
     >>> import numpy as np, s2sgrad as sg
-    >>> @sg.grad
-    ... def f(x):
+    >>> def f(x):
     ...     return np.sum(np.tanh(x) ** 2)
-    >>> print(sg.source(f))          # the generated gradient, as plain Python     # doctest: +SKIP
+    >>> df = sg.grad(f)
+    >>> print(sg.source(f))          # the generated gradient df runs, as plain Python     # doctest: +SKIP
 """
 from .api import check_grad, checkpointed, grad, recompute, source, stop_gradient, value_and_grad, vjp
 from .errors import (NoDerivativeRule, NonScalarOutput, S2SGradError, SourceNotFound, UnsupportedSyntax,

@@ -229,9 +229,35 @@ def _make(f, wrt: Wrt, mode: str, verbose: bool, options: dict):
             return value, (grad if len(names) > 1 else (grad,))
         return out
 
-    derivative.__wrapped__ = f
-    derivative.s2sgrad_gradient_of = (f, names[0]) if mode == "grad" and not many else None
-    return derivative
+    from .higher import ONE, Term, arg_direction, attach
+    params = tuple(params)
+    if mode == "grad":
+        output = Term(tuple(names), many, ONE)
+    else:
+        if mode == "vjp":
+            params += (_extra_name(params, "dout"),)
+        seed = ONE if mode == "value_and_grad" else arg_direction(len(params) - 1)
+        output = ("tuple", (Term(), Term(tuple(names), many, seed)))
+    return attach(derivative, f, params, output, f"{mode}({f.__name__})", options["checkpoint"])
+
+
+def _extra_name(params, base: str) -> str:
+    """`base`, or `base` with underscores after it, whichever names no parameter."""
+    while base in params:
+        base += "_"
+    return base
+
+
+def _derivative(f, kind: str, wrt, options: dict):
+    """`kind` of `f` if `f` is a derivative s2sgrad made (forward mode over its generated code), else None."""
+    from .higher import spec_of, transform
+    if spec_of(f) is None:
+        return None
+    given = {k: v for k, v in options.items() if v not in (None, False, True)}
+    if given:
+        raise S2SGradError(f"the option(s) {', '.join(sorted(given))} cannot be given to {kind} of a derivative",
+                           hint="give them to the call that made the inner derivative")
+    return transform(kind, f, wrt)
 
 
 def refuse_complex(f, names: list[str], derivatives) -> None:
@@ -272,11 +298,7 @@ def grad(f: Callable | None = None, wrt: Wrt = 0, *, verbose: bool = False, chec
     options = _options(checkpoint, optimize, sparse, unknown)
     if f is None:
         return lambda g: grad(g, wrt, verbose=verbose, **options)
-    inner = getattr(f, "s2sgrad_gradient_of", None)
-    if inner is not None:                      # grad(grad(f)): forward mode over the generated gradient
-        from .higher import grad_of_grad
-        return grad_of_grad(*inner, outer=wrt)
-    return _make(f, wrt, "grad", verbose, options)
+    return _derivative(f, "grad", wrt, options) or _make(f, wrt, "grad", verbose, options)
 
 
 def value_and_grad(f: Callable | None = None, wrt: Wrt = 0, *, verbose: bool = False,
@@ -289,7 +311,7 @@ def value_and_grad(f: Callable | None = None, wrt: Wrt = 0, *, verbose: bool = F
     options = _options(checkpoint, optimize, sparse, unknown)
     if f is None:
         return lambda g: value_and_grad(g, wrt, verbose=verbose, **options)
-    return _make(f, wrt, "value_and_grad", verbose, options)
+    return _derivative(f, "value_and_grad", wrt, options) or _make(f, wrt, "value_and_grad", verbose, options)
 
 
 def vjp(f: Callable | None = None, wrt: Wrt = 0, *, verbose: bool = False, checkpoint: Schedule | None = None,
@@ -302,7 +324,7 @@ def vjp(f: Callable | None = None, wrt: Wrt = 0, *, verbose: bool = False, check
     options = _options(checkpoint, optimize, sparse, unknown)
     if f is None:
         return lambda g: vjp(g, wrt, verbose=verbose, **options)
-    return _make(f, wrt, "vjp", verbose, options)
+    return _derivative(f, "vjp", wrt, options) or _make(f, wrt, "vjp", verbose, options)
 
 
 def source(f: Callable, wrt: Wrt = 0, *, mode: str = "grad", stage: str = "gradient",
@@ -317,6 +339,12 @@ def source(f: Callable, wrt: Wrt = 0, *, mode: str = "grad", stage: str = "gradi
         >>> print(sg.source(f, optimize=False))              # the naive scheme     # doctest: +SKIP
     """
     options = checked_options(_options(checkpoint, optimize, sparse, unknown))
+    from .higher import derivative_source, spec_of
+    if spec_of(f) is not None:
+        if stage != "gradient":
+            raise S2SGradError(f"stage={stage!r} is not available for a derivative made by s2sgrad",
+                               hint="print the lowered form of the original function")
+        return derivative_source(f, wrt, mode, args)
     f = getattr(f, "__wrapped__", f)
     if mode in ("forward", "hvp"):
         from .higher import source as higher_source

@@ -34,7 +34,8 @@ def _load(target: str):
     fn = getattr(module, name, None)
     if fn is None:
         raise SystemExit(f"s2sgrad: {path} defines no {name!r}")
-    return getattr(fn, "__wrapped__", fn)
+    derivative = getattr(fn, "s2sgrad_derivative", None)       # @sg.grad def f: show the gradient of f
+    return derivative.f if derivative is not None else getattr(fn, "__wrapped__", fn)
 
 
 def _wrt(text: str):

@@ -73,3 +73,13 @@ class WrtError(S2SGradError):
 
 class SourceNotFound(S2SGradError):
     """The source of a function to transform cannot be found (builtins, `exec`, the REPL)."""
+
+
+def derivative_call_refusal(fn, name: str, how: str) -> tuple[str, str]:
+    """The message and hint refusing to differentiate, by `how`, through a call of a derivative s2sgrad made
+    (say a gradient penalty ``np.sum(dg(x) ** 2)``)."""
+    label = fn.s2sgrad_derivative.label if hasattr(fn, "s2sgrad_derivative") else repr(fn)
+    return (f"'{name}' is {label}, a derivative made by s2sgrad, which {how} cannot differentiate through",
+            "differentiate the function calling it with sg.grad, sg.value_and_grad or sg.vjp (the gradient of "
+            "np.sum(dg(x) ** 2), dg = sg.grad(g), is 2 * sg.hvp(g)(x, dg(x))), or pass what reaches the call "
+            "through s2sgrad.stop_gradient(...)")

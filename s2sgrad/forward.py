@@ -34,7 +34,7 @@ import numpy as np
 
 from . import primitives
 from .analyze import INT, SCALAR, Analysis, analyze
-from .errors import NoDerivativeRule, UnsupportedSyntax
+from .errors import NoDerivativeRule, UnsupportedSyntax, derivative_call_refusal
 from .forward_tidy import drop_dead_tangents, unpack_tuples
 from .inplace import MUTATIONS, in_place_writes
 from .ir import Assign, Const, Function, If, Op, Var, While, atom_expr, value_expr
@@ -43,6 +43,7 @@ from .module import GradientModule
 from .relower import is_generated, parse_generated
 from .reverse import is_user_function
 from .rules import tangent_rule_for
+from .runtime import derivative_jvp, derivative_vjp
 from .tangent_inline import expand_tangent
 from .syntax import assign as _assign, call as _call, function as _function, name as _name, origin as _origin
 from .syntax import store as _store
@@ -201,6 +202,16 @@ class Forward:
         rule = tangent_rule_for(op.fn)
         if rule is None:
             name = primitives.python_name(op.fn) or op.name or getattr(op.fn, "__name__", repr(op.fn))
+            if hasattr(op.fn, "s2sgrad_derivative"):         # a derivative s2sgrad made: its jvp, at run time
+                from .higher import derivative_tangent_rule
+                bound = self.module.call_arguments(op, stmt.loc)
+                rule = derivative_tangent_rule(op.fn, op.name, [self.tangent_of(a) is not None for a in bound],
+                                               stmt.loc)
+            elif op.fn is derivative_vjp or op.fn is derivative_jvp:
+                message, hint = derivative_call_refusal(op.args[0].value, op.args[0].name, "forward mode over "
+                                                        "a derivative (hvp, jvp(grad(f)), jvp(jvp(f)))")
+                raise NoDerivativeRule(message, stmt.loc, hint)
+        if rule is None:
             raise NoDerivativeRule(f"no forward-mode (tangent) rule for {name}", stmt.loc,
                                    f"register one with @s2sgrad.rules.tangent({name}), or wrap the argument in "
                                    "s2sgrad.stop_gradient(...) if no derivative should flow through it")
@@ -345,6 +356,8 @@ class ForwardModule(GradientModule):
         >>> module.jvp(f, wrt=["x"]).name                    # def jvp_f_x(x, n, x_dot): ... return (y, y_dot)
         'jvp_f_x'
     """
+
+    recomputes = False
 
     def __init__(self, hint=tangent_hint):
         super().__init__()

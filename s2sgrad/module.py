@@ -23,7 +23,8 @@ from .liveness import is_scalar_output
 from .lower import LiftedFunction, lower_function
 from .names import Names, identifier
 from .optimizations import ALL
-from .reverse import Reverse, _call, _name, _store
+from .randomness import save_states_for_recomputation
+from .reverse import Reverse, _call, _name, _store, is_recomputed
 from .peephole import simplify_arithmetic
 from .syntax import function as _function
 from .vectorize import vectorize
@@ -61,6 +62,8 @@ def kind_of(value):
 class GradientModule:
     """One generated module: its functions, and the user globals they refer to."""
 
+    recomputes = True         # runs `recompute` functions again (forward mode does not)
+
     def __init__(self, checkpoint=None, optimizations: frozenset[str] = ALL, sparse: bool = False):
         self.checkpoint = checkpoint            # schedule for outermost loops without their own marker
         self.optimizations = optimizations      # names from `optimizations.OPTIMIZATIONS`
@@ -78,6 +81,8 @@ class GradientModule:
         """Lower `fn` (a function or a LiftedFunction); also returns the names it uses."""
         lowered, names = lower_function(fn, scalars, vectors)
         self.collect_globals(lowered)
+        if self.recomputes:
+            save_states_for_recomputation(lowered.body, names, is_recomputed)
         return lowered, names
 
     def collect_globals(self, lowered: ir.Function) -> None:

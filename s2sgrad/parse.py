@@ -58,7 +58,13 @@ class ParsedFunction:
 
 def parse_function(fn) -> ParsedFunction:
     """Parse `fn`'s source into a gast FunctionDef (decorators dropped), resolving its namespaces."""
-    fn = inspect.unwrap(fn)
+    wrapper, fn = fn, inspect.unwrap(fn)
+    derivative = getattr(fn, "s2sgrad_derivative", None)
+    if derivative is not None:
+        raise UnsupportedSyntax(f"{getattr(wrapper, '__name__', wrapper)!r} wraps {derivative.label}, a derivative "
+                                "made by s2sgrad, whose code is generated, not written in its source",
+                                hint="transform the derivative itself (sg.jvp(sg.grad(f)), sg.hvp(f), ...), or "
+                                     "write the wrapper's change as a function of your own that calls f")
     code = getattr(fn, "__code__", None)
     if code is None:
         raise SourceNotFound(f"{getattr(fn, '__name__', fn)!r} is not a Python function, so it has no source "

@@ -66,7 +66,7 @@ def parse_generated(fn) -> GeneratedFunction:
     _register(fn)
     parsed = parse_function(fn)
     _refuse_checkpoints(parsed)
-    tree = _CopiedWrites().visit(_FunctionalStacks().visit(parsed.tree))
+    tree = _Replays().visit(_CopiedWrites().visit(_FunctionalStacks().visit(parsed.tree)))
     _define_before_branches(tree)
     header = _HEADER.match(linecache.getline(parsed.filename, 1))
     return GeneratedFunction(parsed.fn, tree, parsed.filename, parsed.line_offset, parsed.col_offset,
@@ -210,6 +210,28 @@ class _CopiedWrites(gast.NodeTransformer):
                                 args=[node.args[0]], keywords=[])
             node.args[0] = _located(copy_of, node)
         return node
+
+
+class _Replays(gast.NodeTransformer):
+    """``v = replay(saved, fn, *args)`` -> ``saved_now = swap_random_state(saved); v = fn(*args);
+    swap_random_state(saved_now)``: the recomputation of a function that draws random numbers, as calls that
+    forward mode differentiates (see `randomness`)."""
+
+    def visit_Assign(self, node):
+        call = node.value
+        if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Name) and call.func.id == "replay"
+                and len(call.args) >= 2 and isinstance(call.args[0], gast.Name) and not call.keywords):
+            return node
+        saved = call.args[0].id
+        now = f"{saved}_now"
+        statements = [
+            gast.Assign(targets=[_name(now, gast.Store())], value=_call("swap_random_state", call.args[0]),
+                        type_comment=None),
+            gast.Assign(targets=node.targets, value=gast.Call(func=call.args[1], args=call.args[2:], keywords=[]),
+                        type_comment=None),
+            gast.Expr(value=_call("swap_random_state", _name(now, gast.Load()))),
+        ]
+        return [_located(s, node) for s in statements]
 
 
 class _FunctionalStacks(gast.NodeTransformer):

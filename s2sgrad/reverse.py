@@ -32,6 +32,8 @@ from .ir import Assign, Const, Function, If, Op, Var, While, atom_expr, captures
 from .liveness import unneeded
 from .names import identifier
 from .optimizations import ALL
+from .runtime import derivative_jvp, derivative_vjp
+from .randomness import generators
 from .rules import is_nondifferentiable, rule_for
 from .syntax import assign as _assign, attr as _attr, call as _call, name as _name, np_call as _np_call
 from .syntax import is_call as _is_call, is_slice as _is_slice, origin as _origin, store as _store
@@ -48,7 +50,8 @@ def is_user_function(fn) -> bool:
     if isinstance(fn, LiftedFunction):
         return True
     return inspect.isfunction(fn) and rule_for(fn) is None and not is_nondifferentiable(fn) \
-        and fn not in primitives.INTERNAL
+        and fn not in primitives.INTERNAL and not hasattr(fn, "s2sgrad_derivative") \
+        and fn is not derivative_vjp and fn is not derivative_jvp
 
 
 def is_recomputed(fn) -> bool:
@@ -389,6 +392,11 @@ class Reverse:
         rule = rule_for(fn)
         if rule is None:
             label = primitives.python_name(fn) or value.name or getattr(fn, "__name__", repr(fn))
+            if hasattr(fn, "s2sgrad_derivative"):          # a derivative s2sgrad made: its vjp, at run time
+                from .higher import derivative_rule
+                bound = self.module.call_arguments(value, stmt.loc)
+                rule = derivative_rule(fn, value.name, [self.is_active(a) for a in bound], stmt.loc)
+        if rule is None:
             raise NoDerivativeRule(
                 f"no derivative rule for {label}", stmt.loc,
                 f"register one with @s2sgrad.adjoint({label}), or wrap the argument in "
@@ -439,8 +447,10 @@ class Reverse:
         recomputation = []
         if is_recomputed(op.fn):
             forward, _ = self.module.callee(op.fn, mask, stmt.loc)
-            recomputation = [_origin(ast.Assign([ast.Tuple([_store("_"), _store(record)], ast.Store())],
-                                                ast.Call(_name(forward), [atom_expr(a) for a in args], [])),
+            saved = getattr(op, "random_states", None)         # the generators' states to draw again from
+            call = ast.Call(_name(forward), [atom_expr(a) for a in args], []) if saved is None else \
+                _call("replay", _name(saved), _name(forward), *[atom_expr(a) for a in args])
+            recomputation = [_origin(ast.Assign([ast.Tuple([_store("_"), _store(record)], ast.Store())], call),
                                      stmt.loc)]
         temps = [self.names.fresh(f"d{a.name}_part", temporary=True) for a in active_args]
         targets = ast.Tuple([_store(t) for t in temps], ast.Store()) if len(temps) != 1 else _store(temps[0])
@@ -746,7 +756,11 @@ class Reverse:
             args = [ast.parse(repr(schedule), mode="eval").body]
             if loop.trips is not None:
                 args.append(atom_expr(loop.trips))
-            out.append(_assign(driver, _call("Checkpoints", *args), loop.loc))
+            call = _call("Checkpoints", *args)
+            randoms = generators(loop.cond + loop.body, "a checkpointed loop")
+            if randoms:                   # the trips run again draw what they drew (see randomness)
+                call.keywords.append(ast.keyword("randoms", ast.Tuple([atom_expr(g) for g in randoms], ast.Load())))
+            out.append(_assign(driver, call, loop.loc))
         body = self.forward_block(loop.cond, record)
         body.append(_origin(ast.If(ast.UnaryOp(ast.Not(), atom_expr(loop.test)), [ast.Break()], []), loop.loc))
         if driver:

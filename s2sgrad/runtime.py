@@ -18,7 +18,8 @@ from .errors import NonScalarOutput
 __all__ = [
     "Stack", "SparseGrad", "Like", "like", "sum_to", "unbroadcast", "unreduce", "zeros_like", "complete",
     "scatter", "seq_scatter", "add_grads", "densify", "while_loop", "if_else",
-    "setitem", "list_append", "check_scalar", "assert_true", "written", "Checkpoints", "Work", "copy_state", "unstack", "grad_or_zeros", "matmul_grad_a", "matmul_grad_b",
+    "setitem", "list_append", "check_scalar", "assert_true", "written", "Checkpoints", "Work", "copy_state",
+    "random_state", "replay", "swap_random_state", "derivative_vjp", "derivative_jvp", "unstack", "grad_or_zeros", "matmul_grad_a", "matmul_grad_b",
     "tensordot_grad_a", "tensordot_grad_b", "einsum_grad", "unconcatenate", "untile", "unrepeat",
     "undiagonal", "untake", "norm_grad",
 ]
@@ -511,6 +512,53 @@ def copy_state(state):
     return state
 
 
+class RandomStates:
+    """The states of some random number generators (NumPy's legacy global state is `np.random` itself),
+    to be put back with `restore`."""
+
+    __slots__ = ("generators", "states")
+
+    def __init__(self, generators):
+        self.generators = generators
+        self.states = [g.get_state() if hasattr(g, "get_state") else g.bit_generator.state for g in generators]
+
+    def restore(self) -> None:
+        for g, state in zip(self.generators, self.states):
+            if hasattr(g, "set_state"):
+                g.set_state(state)
+            else:
+                g.bit_generator.state = state
+
+
+def random_state(*generators) -> RandomStates:
+    """The current states of `generators`, saved where code that will run again starts.
+
+        >>> saved = random_state(np.random)
+        >>> first = np.random.normal()
+        >>> saved.restore()
+        >>> np.random.normal() == first
+        True
+    """
+    return RandomStates(generators)
+
+
+def swap_random_state(saved: RandomStates) -> RandomStates:
+    """Put the states in `saved` back; returns the states they replace."""
+    now = RandomStates(saved.generators)
+    saved.restore()
+    return now
+
+
+def replay(saved: RandomStates, fn, *args):
+    """``fn(*args)`` drawing the random numbers it drew when the states in `saved` were current; the
+    generators are left as they were before the call."""
+    now = swap_random_state(saved)
+    try:
+        return fn(*args)
+    finally:
+        now.restore()
+
+
 class Checkpoints:
     """Carries out a checkpointing schedule (from `s2sgrad.schedules`) for one loop.
 
@@ -518,13 +566,19 @@ class Checkpoints:
     backward sweep iterates ``backward()`` and, after advancing, hands the new
     state back through ``checkpoints.state = ...``.
 
+    With `randoms` (the generators the loop draws from, see `s2sgrad.randomness`) each snapshot keeps their
+    states too, each restore puts them back, and when the backward sweep is over they are as the forward
+    sweep left them.
+
         >>> from s2sgrad.schedules import Revolve
         >>> checkpoints = Checkpoints(Revolve(snapshots=2), trips=3)
     """
 
-    def __init__(self, schedule, trips=None):
+    def __init__(self, schedule, trips=None, randoms=()):
         self.slots: dict = {}
-        self.state = None
+        self.randoms = randoms
+        self._random = None                # the generators' states that go with `state`
+        self._state = None
         self.position = 0
         self._tracker = schedule.start() if trips is None else None
         self._plan = iter(schedule.plan(max(int(trips), 0))) if trips is not None else None
@@ -532,19 +586,32 @@ class Checkpoints:
         self._forward_done = trips is not None and trips <= 0
         self._advancing = 0
 
+    @property
+    def state(self):
+        """The loop's state where the backward sweep stands (handed back after advancing)."""
+        return self._state
+
+    @state.setter
+    def state(self, value) -> None:
+        self._state = value
+        self._random = RandomStates(self.randoms) if self.randoms else None
+
+    def _snapshot(self, state) -> tuple:
+        return copy_state(state), RandomStates(self.randoms) if self.randoms else None
+
     def step(self, state) -> None:
         """The forward sweep is about to run the step at the current position from `state`."""
         from .schedules import Advance, Free, Snapshot
         if self._tracker is not None:
             snapshot = self._tracker.step()
             if snapshot is not None:
-                self.slots[snapshot.slot] = copy_state(state)
+                self.slots[snapshot.slot] = self._snapshot(state)
         elif self._advancing:
             self._advancing -= 1
         elif not self._forward_done:
             for action in self._plan:
                 if isinstance(action, Snapshot):
-                    self.slots[action.slot] = copy_state(state)
+                    self.slots[action.slot] = self._snapshot(state)
                 elif isinstance(action, Free):
                     self.slots.pop(action.slot, None)
                 elif isinstance(action, Advance):
@@ -566,18 +633,40 @@ class Checkpoints:
             actions = self._tracker.reverse()
         else:
             actions = (a for part in (self._pending, self._plan) for a in part)
+        after_forward = RandomStates(self.randoms) if self.randoms else None
         for action in actions:
             if isinstance(action, Snapshot):
-                self.slots[action.slot] = copy_state(self.state)
+                self.slots[action.slot] = (copy_state(self._state), self._random)
             elif isinstance(action, Restore):
-                self.state = copy_state(self.slots[action.slot])
+                state, self._random = self.slots[action.slot]
+                self._state = copy_state(state)
             elif isinstance(action, Free):
                 self.slots.pop(action.slot, None)
-            elif isinstance(action, Advance):
-                yield Work(self.state, action.steps, False)
-            elif isinstance(action, Reverse):
-                yield Work(self.state, action.steps, True)
-                self.state = None
+            elif isinstance(action, (Advance, Reverse)):
+                if self._random is not None:
+                    self._random.restore()         # the trips draw what they drew in the forward sweep
+                yield Work(self._state, action.steps, isinstance(action, Reverse))
+                if isinstance(action, Reverse):
+                    self._state = self._random = None
+        if after_forward is not None:
+            after_forward.restore()
+
+
+def derivative_vjp(derivative, name: str, cotangent, *args):
+    """The gradient with respect to argument `name` of ``⟨cotangent, derivative(*args)⟩``, for a derivative
+    s2sgrad made called inside a differentiated function (`s2sgrad.higher.derivative_rule`)."""
+    from .higher import spec_of, vjp_of
+    grad = vjp_of(derivative, name)(*args, cotangent)[1]
+    if grad is None:                        # every part of the cotangent is a zero
+        grad = zeros_like(args[list(spec_of(derivative).params).index(name)])
+    return grad
+
+
+def derivative_jvp(derivative, names: tuple, tangents: tuple, *args):
+    """The tangent of ``derivative(*args)`` along `tangents` of the arguments `names`, for a derivative
+    s2sgrad made called inside a function forward mode differentiates."""
+    from .higher import jvp_of
+    return jvp_of(derivative, names)(*args, tangents)[1]
 
 
 def written(g, index):
