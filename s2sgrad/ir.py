@@ -97,6 +97,7 @@ class Function:
     loc: Location | None = None
     source: object = field(default=None, repr=False)     # the ParsedFunction it came from
     defaults: list = field(default_factory=list)          # source text of the parameters' defaults
+    free_names: dict = field(default_factory=dict)        # a free name renamed in generated code -> the user's
 
 
 def atoms_of(stmt) -> Iterator[Atom]:

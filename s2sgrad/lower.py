@@ -27,7 +27,7 @@ from .aliasing import Aliasing
 from .desugar import Desugar
 from .errors import UnsupportedSyntax
 from .ir import Assign, Const, Function, Global, If, Op, Var, While
-from .names import Names
+from .names import Names, generated_names, meaning
 from .parse import MISSING, ParsedFunction
 
 # Methods and attributes of arrays, written as the NumPy functions they mean.
@@ -154,6 +154,7 @@ class Lowerer:
         self.out: list = []                       # the block being built
         self.node = parsed.tree                   # the statement being lowered, for locations
         self.loop_locals: dict[str, object] = {}  # names that exist only inside an earlier loop
+        self.global_names: dict[str, str] = {}    # the user's free name -> its name in generated code
 
     # ---------------------------------------------------------------- helpers
 
@@ -229,6 +230,9 @@ class Lowerer:
                              tree, "give the function plain positional parameters")
         params = []
         for arg in list(args.args):
+            if arg.id in self.names.own:
+                raise self.error(f"a parameter named '{arg.id}' would hide generated code's own '{arg.id}'", arg,
+                                 f"rename the parameter '{arg.id}'")
             params.append(self.names.take(arg.id))
             self.env[arg.id] = arg.id
             scalar, vector = arg.id in self.aliasing.scalars, arg.id in self.aliasing.vectors
@@ -244,6 +248,7 @@ class Lowerer:
         result = self.block(body)
         function = Function(tree.name, params, self.out, result, self.parsed.location(tree), self.parsed)
         function.defaults = [ast.unparse(gast.gast_to_ast(d)) for d in tree.args.defaults]
+        function.free_names = {generated: user for user, generated in self.global_names.items()}
         return function
 
     def block(self, stmts):
@@ -571,6 +576,15 @@ class Lowerer:
             raise self.error(f"name '{name}' is not defined", node)
         if value is None or isinstance(value, (bool, str)):
             return Const(value)
+        return self.global_atom(name, value)
+
+    def global_atom(self, name: str, value) -> Global:
+        """The user's free name `name`, renamed where generated code means something else by it
+        (a global ``like = 0.5`` is ``like_1`` in generated code, which calls runtime's ``like``)."""
+        if name in generated_names() and value is not meaning(name):
+            if name not in self.global_names:
+                self.global_names[name] = self.names.fresh(name)
+            name = self.global_names[name]
         return Global(name, value)
 
     def value(self, node):
@@ -753,7 +767,7 @@ class Lowerer:
             if node.id in self.env or node.id in self.loop_locals:
                 return None
             value = self.parsed.resolve(node.id)
-            return Global(node.id, value) if value is not MISSING else None
+            return self.global_atom(node.id, value) if value is not MISSING else None
         if isinstance(node, gast.Attribute):
             base = self.value_kind(node.value)
             if isinstance(base, Global) and hasattr(base.value, node.attr):

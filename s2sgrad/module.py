@@ -84,7 +84,7 @@ class GradientModule:
         for atom in _all_atoms(lowered.body, lowered.result):
             if isinstance(atom, Global):
                 root = atom.name.split(".")[0]
-                value = lowered.source.resolve(root)
+                value = lowered.source.resolve(lowered.free_names.get(root, root))
                 existing = self.namespace.get(root, value)
                 if existing is not value:
                     raise UnsupportedSyntax(f"two functions use the global name '{root}' for different objects",

@@ -23,6 +23,7 @@ from the tangents of the arguments instead.
 from __future__ import annotations
 
 import ast
+import builtins
 import inspect
 import textwrap
 from dataclasses import dataclass, field
@@ -62,6 +63,7 @@ _RULES: dict[int, Rule] = {}
 _TANGENT_ONLY: dict[int, Rule] = {}        # forward-mode rules of primitives that have no adjoint
 _NONDIFFERENTIABLE: dict[int, object] = {}
 _KEEPALIVE: list[object] = []
+TEMPLATE_BUILTINS: set[str] = set()        # builtins that rule templates call (generated code then calls them)
 
 
 def _parse_template(template: Callable) -> tuple[str, inspect.Signature, list[ast.stmt]]:
@@ -71,6 +73,8 @@ def _parse_template(template: Callable) -> tuple[str, inspect.Signature, list[as
     signature = inspect.signature(template)
     params = list(signature.parameters.values())
     body = [s for s in tree.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    TEMPLATE_BUILTINS.update(n.id for stmt in body for n in ast.walk(stmt) if isinstance(n, ast.Name)
+                             and n.id not in signature.parameters and hasattr(builtins, n.id))
     return params[0].name, signature.replace(parameters=params[1:]), body
 
 
