@@ -375,7 +375,7 @@ class ForwardModule(GradientModule):
             or f"{os.path.basename(lowered.source.filename)}:{lowered.name}"
         analysis = analyze(lowered, list(wrt), arg_kinds)
         code = Forward(lowered, list(wrt), analysis, self, names, self.hint).run()
-        fn_name = self.names.take(name or identifier(f"jvp_{lowered.name}_{'_'.join(wrt)}"))
+        fn_name = self.names.fresh(name or identifier(f"jvp_{lowered.name}_{'_'.join(wrt)}"))
         body = [*code.body, ast.Return(ast.Tuple([code.result, code.tangent], ast.Load()))]
         node = self.tidy(_function(fn_name, list(lowered.params) + code.tangent_params, body), names)
         self.functions.append(node)

@@ -11,6 +11,7 @@ import ast
 import inspect
 import os
 
+import gast
 import numpy as np
 
 from . import ir, runtime, schedules
@@ -81,6 +82,8 @@ class GradientModule:
         return lowered, names
 
     def collect_globals(self, lowered: ir.Function) -> None:
+        """Record the user globals `lowered` names; no function of the module will take a name it uses."""
+        self.names.reserved |= {n.id for n in gast.walk(lowered.source.tree) if isinstance(n, gast.Name)}
         for atom in _all_atoms(lowered.body, lowered.result):
             if isinstance(atom, Global):
                 root = atom.name.split(".")[0]
@@ -130,8 +133,7 @@ class GradientModule:
         params = list(lowered.params) + [sweeps.seed]
         defaults = [ast.Constant(1.0)] if mode != "vjp" else []
         self.in_progress.pop()
-        fn_name = name or f"d{identifier(lowered.name)}_d{'_'.join(wrt)}"
-        self.names.take(fn_name)
+        fn_name = self.names.fresh(name or f"d{identifier(lowered.name)}_d{'_'.join(wrt)}")
         node = _function(fn_name, params, body, defaults)
         self.tidy(node, names, row_stacks=sweeps.row_stacks,
                   in_place_rows=sweeps.adjoint_shapes if analysis.real_adjoints

@@ -138,3 +138,39 @@ def test_meaning_is_what_the_generated_module_binds():
             or getattr(builtins, name, None) or __import__(name)
         assert names.meaning(name) is expected, name
     assert inspect.ismodule(names.meaning("math"))
+
+
+GENERATED_FUNCTION_NAMES = '''import numpy as np
+
+
+def helper(x):
+    return np.sin(x) * x
+
+
+helper_forward = 0.5
+helper_jvp = 0.25
+df_dx = 2.0
+
+
+def reads_globals(x):
+    return helper(x) * helper_forward * df_dx * helper_jvp
+
+
+def has_locals(x):
+    helper_forward = x * 3.0
+    helper_backward = x + 1.0
+    return helper(x) * helper_forward * helper_backward
+'''
+
+
+def test_globals_and_locals_named_like_generated_functions(directory):
+    path = directory / "generated_function_names.py"
+    path.write_text(GENERATED_FUNCTION_NAMES)
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    for f in (module.reads_globals, module.has_locals):
+        x = 0.3
+        gradcheck.assert_grad_matches_fd(f, (x,), rtol=1e-6)
+        assert sg.jvp(f)(x, 1.0)[1] == pytest.approx(sg.grad(f)(x), rel=1e-12)
+        assert sg.hvp(f)(x, 1.0) == pytest.approx(fd_directional(sg.grad(f), np.array(x), 1.0), rel=1e-6)
