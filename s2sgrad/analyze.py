@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 
 from .dtypes import Dtypes, is_real
+from .errors import UnsupportedSyntax
 from .shapes import Shapes
 
 from . import primitives
@@ -29,7 +30,9 @@ from .ir import Assign, Function, If, Op, Var, While
 from .rules import is_nondifferentiable, rule_for
 
 TENSOR, SEQ, UNKNOWN = "tensor", "seq", "unknown"
-SEQ_MAKERS = {primitives.make_list, primitives.make_tuple, primitives.list_append}
+DICT = "dict"                     # an argument's kind: a dict (a "seq" to the analysis)
+SEQ_MAKERS = {primitives.make_list, primitives.make_tuple, primitives.list_append, primitives.seq_setitem,
+              primitives.seq_concat, primitives.seq_repeat}
 NONE_KIND = "none"
 
 
@@ -66,6 +69,8 @@ def analyze(fn: Function, wrt: list[str], arg_kinds: dict[str, str] | None = Non
             if kind == INT:
                 ints.add(param)
             kind = TENSOR
+        elif kind == DICT:
+            kind = SEQ
         elif isinstance(kind, tuple):           # an array of this shape
             known_shapes[param] = kind
             kind = TENSOR
@@ -77,7 +82,7 @@ def analyze(fn: Function, wrt: list[str], arg_kinds: dict[str, str] | None = Non
         analysis.dtypes.block(fn.body)
         analysis.real_adjoints = analysis.dtypes.real() and is_real(seed_dtype)
     _kinds(fn.body, kinds)
-    _specialize(fn.body, kinds)
+    _specialize(fn.body, kinds, analysis.shapes)
     varied = set(wrt)
     _varied(fn.body, varied)
     if not activity:
@@ -132,8 +137,22 @@ def _join(a: str, b: str) -> str:
     return UNKNOWN
 
 
+def _seq_form(op: Op, kinds):
+    """The list operation `op` is when it writes, adds or repeats lists or tuples: (function, arguments)."""
+    if op.kwargs:
+        return None
+    args = [_atom_kind(a, kinds) == SEQ for a in op.args]
+    if op.fn is primitives.setitem and args[0]:
+        return primitives.seq_setitem, op.args
+    if op.fn is operator.add and len(args) == 2 and any(args):
+        return primitives.seq_concat, op.args
+    if op.fn is operator.mul and len(args) == 2 and any(args):
+        return primitives.seq_repeat, op.args if args[0] else op.args[::-1]
+    return None
+
+
 def _op_kind(op: Op, kinds) -> str:
-    if op.fn in SEQ_MAKERS:
+    if op.fn in SEQ_MAKERS or _seq_form(op, kinds) is not None:
         return SEQ
     if op.fn in (operator.getitem, primitives.seq_getitem):
         return UNKNOWN if _atom_kind(op.args[0], kinds) != TENSOR else TENSOR
@@ -165,18 +184,26 @@ def _kinds(block, kinds) -> None:
                 kinds[r] = kinds[p]
 
 
-def _specialize(block, kinds) -> None:
-    """Indexing a list or tuple is ``seq_getitem``, whose adjoint is a list, not an array."""
+def _specialize(block, kinds, shapes) -> None:
+    """Indexing a list or tuple is ``seq_getitem``, whose adjoint is a list, not an array; writing one by
+    index, adding two and repeating one are ``seq_setitem``, ``seq_concat`` and ``seq_repeat``."""
     for stmt in block:
         if isinstance(stmt, Assign) and isinstance(stmt.value, Op) and stmt.value.fn is operator.getitem \
                 and _atom_kind(stmt.value.args[0], kinds) == SEQ:
             stmt.value.fn = primitives.seq_getitem
+        elif isinstance(stmt, Assign) and isinstance(stmt.value, Op) and _seq_form(stmt.value, kinds):
+            stmt.value.fn, stmt.value.args = _seq_form(stmt.value, kinds)
+            if stmt.value.augmented and not shapes.is_scalar(stmt.value.args[2]):
+                raise UnsupportedSyntax(
+                    "an augmented assignment to a list element changes the element itself where it is an array "
+                    "(and so every name for that array), which s2sgrad does not follow", stmt.loc,
+                    "write it out: ys[i] = ys[i] + ... (a new value in the list)")
         elif isinstance(stmt, If):
-            _specialize(stmt.body, kinds)
-            _specialize(stmt.orelse, kinds)
+            _specialize(stmt.body, kinds, shapes)
+            _specialize(stmt.orelse, kinds, shapes)
         elif isinstance(stmt, While):
-            _specialize(stmt.cond, kinds)
-            _specialize(stmt.body, kinds)
+            _specialize(stmt.cond, kinds, shapes)
+            _specialize(stmt.body, kinds, shapes)
 
 
 # ---------------------------------------------------------------- activity
@@ -266,4 +293,4 @@ SCALAR = "scalar"
 INT = "int"
 
 
-__all__ = ["Analysis", "analyze", "differentiable", "TENSOR", "SEQ", "UNKNOWN", "SCALAR", "INT"]
+__all__ = ["Analysis", "analyze", "differentiable", "TENSOR", "SEQ", "DICT", "UNKNOWN", "SCALAR", "INT"]

@@ -352,12 +352,12 @@ class ForwardModule(GradientModule):
         self.tangent_callees: dict = {}
         self.tangent_in_progress: list = []
 
-    def prepare(self, fn, scalars=(), vectors=()):
+    def prepare(self, fn, scalars=(), vectors=(), dicts=()):
         if isinstance(fn, LiftedFunction) or not is_generated(fn):
-            return super().prepare(fn, scalars, vectors)
+            return super().prepare(fn, scalars, vectors, dicts)
         lowerer = Lowerer(parse_generated(fn), scalars=scalars, vectors=vectors)
         lowered = lowerer.function()
-        self.collect_globals(lowered)
+        self.collect_globals(lowered, lowerer.names)
         return lowered, lowerer.names
 
     def tidy(self, node: ast.FunctionDef, names, keep=frozenset(), row_stacks=None,
@@ -370,7 +370,8 @@ class ForwardModule(GradientModule):
         """``name(*params, *tangents of wrt) -> (value, tangent of value)`` for `fn`."""
         kinds = arg_kinds or {}
         lowered, names = self.prepare(fn, [p for p, k in kinds.items() if k in (SCALAR, INT)],
-                                      [p for p, k in kinds.items() if isinstance(k, tuple) and len(k) == 1])
+                                      [p for p, k in kinds.items() if isinstance(k, tuple) and len(k) == 1],
+                                      [p for p, k in kinds.items() if k == "dict"])
         self.origin = getattr(lowered.source, "origin", "") \
             or f"{os.path.basename(lowered.source.filename)}:{lowered.name}"
         analysis = analyze(lowered, list(wrt), arg_kinds)

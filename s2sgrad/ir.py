@@ -51,6 +51,7 @@ class Op:
     args: list
     kwargs: dict = field(default_factory=dict)
     name: str | None = None          # how the user wrote `fn`, when it is not a library function
+    augmented: bool = False          # a write ``y[i] op= v`` (Python changes the element y[i] itself)
 
 
 @dataclass(eq=False)

@@ -29,6 +29,7 @@ from .errors import UnsupportedSyntax
 from .ir import Assign, Const, Function, Global, If, Op, Var, While
 from .names import Names, generated_names, meaning
 from .parse import MISSING, ParsedFunction
+from .rules.registry import hashable
 
 # Methods and attributes of arrays, written as the NumPy functions they mean.
 METHODS = {
@@ -71,7 +72,7 @@ def lower(parsed: ParsedFunction, extra_params: list[str] = ()) -> Function:
     return Lowerer(parsed).function(list(extra_params))
 
 
-def lower_function(fn, scalars=(), vectors=()) -> tuple[Function, Names]:
+def lower_function(fn, scalars=(), vectors=(), dicts=()) -> tuple[Function, Names]:
     """Lower a user function or a LiftedFunction; also returns the names it uses.
 
     `scalars` names parameters known to hold Python or NumPy scalars, `vectors` those known to hold
@@ -81,7 +82,7 @@ def lower_function(fn, scalars=(), vectors=()) -> tuple[Function, Names]:
     if isinstance(fn, LiftedFunction):
         lowerer = Lowerer(fn.parsed, functions=fn.functions)
         return lowerer.function(list(fn.free)), lowerer.names
-    lowerer = Lowerer(parse_function(fn), scalars=scalars, vectors=vectors)
+    lowerer = Lowerer(parse_function(fn), scalars=scalars, vectors=vectors, dicts=dicts)
     return lowerer.function(), lowerer.names
 
 
@@ -146,8 +147,9 @@ def _stored_names(stmts) -> list[str]:
 
 class Lowerer:
     def __init__(self, parsed: ParsedFunction, names: Names | None = None, functions=None, scalars=(),
-                 vectors=()):
+                 vectors=(), dicts=()):
         self.parsed = parsed
+        self.dicts = dicts                        # parameters known to hold dicts
         self.names = names or Names(_identifiers(parsed.tree))
         self.env: dict[str, object] = dict(functions or {})   # user name -> SSA name or LiftedFunction
         self.aliasing = Aliasing(scalars, self.resolve_callee, vectors)
@@ -179,7 +181,7 @@ class Lowerer:
     def resolve_callee(self, node):
         """The object a call's function expression names in the user's namespace, or None."""
         callee = self.value_kind(node)
-        return callee.value if isinstance(callee, Global) else None
+        return hashable(callee.value) if isinstance(callee, Global) else None
 
     def emit(self, target, value) -> None:
         self.out.append(Assign(target, value, self.parsed.location(self.node)))
@@ -244,7 +246,7 @@ class Lowerer:
         for name in extra_params:
             params.append(self.names.take(name))
             self.env[name] = name
-        body = Desugar(self.parsed, self.names).function(copy.deepcopy(tree.body))
+        body = Desugar(self.parsed, self.names, self.dicts).function(copy.deepcopy(tree.body))
         result = self.block(body)
         function = Function(tree.name, params, self.out, result, self.parsed.location(tree), self.parsed)
         function.defaults = [ast.unparse(gast.gast_to_ast(d)) for d in tree.args.defaults]
@@ -420,7 +422,8 @@ class Lowerer:
             item = self.bind(Op(operator.getitem, [Var(self.lookup_local(array)), index]), "item")
             operand = self.atom(stmt.value)
             updated = self.bind(Op(fn, [item, operand]), "item")
-            written = Op(primitives.setitem, [Var(self.lookup_local(array)), index, updated])
+            written = Op(primitives.setitem, [Var(self.lookup_local(array)), index, updated], augmented=True)
+            self.node = target
             self.written_in_place(array, written, target)
         else:
             raise self.error("augmented assignment to an attribute is not supported", target)
@@ -559,6 +562,8 @@ class Lowerer:
         return self.env[name]
 
     def name_atom(self, name: str, node):
+        if hasattr(node, "resolved"):             # a builtin or runtime function desugaring calls
+            return Global(name, node.resolved)
         stale = self.aliasing.stale(name)
         if stale is not None:
             raise self.stale_error(name, *stale, node)
@@ -712,7 +717,8 @@ class Lowerer:
         if node.attr in ATTRIBUTES:
             return Op(ATTRIBUTES[node.attr], [self.bind(base, "t")])
         raise self.error(f"the attribute '{node.attr}' of a local value is not supported", node,
-                         "use the NumPy function instead (np.shape(x), np.transpose(x), ...)")
+                         "use the NumPy function instead (np.shape(x), np.transpose(x), ...); "
+                         "take a named tuple's fields by unpacking it (a, b = p) or by index (p[0])")
 
     def expr_Call(self, node):
         func = node.func
@@ -752,6 +758,7 @@ class Lowerer:
         callee = self.value(func)
         if not isinstance(callee, Global) or not callable(callee.value):
             raise self.error("only named functions can be called", node)
+        callee = Global(callee.name, hashable(callee.value))
         if callee.value in SHAPE_READERS:             # generated code's like(x): a write keeps x's shape
             args = [Var(self.env[a.id]) if isinstance(a, gast.Name) and isinstance(self.env.get(a.id), str)
                     else self.atom(a) for a in node.args]
@@ -764,6 +771,8 @@ class Lowerer:
     def value_kind(self, node):
         """Without emitting code: a Global if `node` names a module-level object, else None."""
         if isinstance(node, gast.Name):
+            if hasattr(node, "resolved"):
+                return Global(node.id, node.resolved)
             if node.id in self.env or node.id in self.loop_locals:
                 return None
             value = self.parsed.resolve(node.id)

@@ -15,7 +15,7 @@ import gast
 import numpy as np
 
 from . import ir, runtime, schedules
-from .analyze import INT, SCALAR, SEQ, TENSOR, analyze, first_complex_active
+from .analyze import DICT, INT, SCALAR, SEQ, TENSOR, analyze, first_complex_active
 from .codegen import comment_line, compile_module, drop_broadcasts, fold, merge_collections, render, unshare
 from .coalesce import coalesce
 from .errors import COMPLEX_HINT, S2SGradError, UnsupportedSyntax
@@ -46,9 +46,11 @@ def imports(functions: list) -> str:
 
 
 def kind_of(value):
-    """What generated code is specialized on: "int", "scalar", "seq" (a list, tuple or dict), an array's
+    """What generated code is specialized on: "int", "scalar", "seq" (a list or tuple), "dict", an array's
     shape, or "tensor" (anything else)."""
-    if isinstance(value, (list, tuple, dict)):
+    if isinstance(value, dict):
+        return DICT
+    if isinstance(value, (list, tuple)):
         return SEQ
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         return INT
@@ -75,15 +77,18 @@ class GradientModule:
 
     # ---------------------------------------------------------------- pipeline of one function
 
-    def prepare(self, fn, scalars=(), vectors=()):
+    def prepare(self, fn, scalars=(), vectors=(), dicts=()):
         """Lower `fn` (a function or a LiftedFunction); also returns the names it uses."""
-        lowered, names = lower_function(fn, scalars, vectors)
-        self.collect_globals(lowered)
+        lowered, names = lower_function(fn, scalars, vectors, dicts)
+        self.collect_globals(lowered, names)
         return lowered, names
 
-    def collect_globals(self, lowered: ir.Function) -> None:
-        """Record the user globals `lowered` names; no function of the module will take a name it uses."""
-        self.names.reserved |= {n.id for n in gast.walk(lowered.source.tree) if isinstance(n, gast.Name)}
+    def collect_globals(self, lowered: ir.Function, names: Names) -> None:
+        """Record the user globals `lowered` names. No function of the module will take a name it uses
+        (a global's, a local's), but for its nested defs', which are the module's functions."""
+        tree = lowered.source.tree
+        nested = {n.name for n in gast.walk(tree) if isinstance(n, gast.FunctionDef) and n is not tree}
+        self.names.reserved |= names.taken | {n.id for n in gast.walk(tree) if isinstance(n, gast.Name)} - nested
         for atom in _all_atoms(lowered.body, lowered.result):
             if isinstance(atom, Global):
                 root = atom.name.split(".")[0]
@@ -103,7 +108,8 @@ class GradientModule:
         self.in_progress.append((id(fn), None))
         kinds = arg_kinds or {}
         lowered, names = self.prepare(fn, [p for p, k in kinds.items() if k in (SCALAR, INT)],
-                                      [p for p, k in kinds.items() if isinstance(k, tuple) and len(k) == 1])
+                                      [p for p, k in kinds.items() if isinstance(k, tuple) and len(k) == 1],
+                                      [p for p, k in kinds.items() if k == DICT])
         analysis = analyze(lowered, list(wrt), arg_kinds, activity="activity" in self.optimizations,
                            arg_dtypes=arg_dtypes, seed_dtype=seed_dtype)
         self.origin = f"{os.path.basename(lowered.source.filename)}:{lowered.name}"

@@ -40,6 +40,7 @@ def astype(x, dtype):
 
 setitem = runtime.setitem
 list_append = runtime.list_append
+seq_setitem, seq_concat, seq_repeat = runtime.seq_setitem, runtime.seq_concat, runtime.seq_repeat
 
 BINARY = {
     operator.add: ast.Add, operator.sub: ast.Sub, operator.mul: ast.Mult,
@@ -78,7 +79,8 @@ COMPARE_OF_AST["NotIn"] = not_in
 
 INTERNAL = {make_tuple: "make_tuple", make_list: "make_list", seq_getitem: "seq_getitem",
              astype: "astype", setitem: "setitem", list_append: "list_append", not_in: "not_in",
-             both: "both", either: "either"}
+             both: "both", either: "either", seq_setitem: "seq_setitem", seq_concat: "seq_concat",
+             seq_repeat: "seq_repeat"}
 
 
 def python_name(fn) -> str | None:

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from .. import primitives
+from .. import primitives, runtime
 from .registry import nondifferentiable
 
 _NUMPY = """
@@ -52,4 +52,4 @@ nondifferentiable(
     *_existing(math, _MATH),
 )
 
-nondifferentiable(primitives.both, primitives.either, primitives.not_in)
+nondifferentiable(primitives.both, primitives.either, primitives.not_in, runtime.dict_keys, np.ndindex)
