@@ -18,6 +18,8 @@ and tuples, added elementwise), or ``"unknown"``.
 from __future__ import annotations
 
 import operator
+
+import numpy as np
 from dataclasses import dataclass, field
 
 
@@ -26,7 +28,7 @@ from .errors import UnsupportedSyntax
 from .shapes import Shapes
 
 from . import primitives
-from .ir import Assign, Function, If, Op, Var, While
+from .ir import Assign, Const, Function, If, Op, Var, While
 from .rules import is_nondifferentiable, rule_for
 
 TENSOR, SEQ, UNKNOWN = "tensor", "seq", "unknown"
@@ -93,6 +95,29 @@ def analyze(fn: Function, wrt: list[str], arg_kinds: dict[str, str] | None = Non
     _useful(fn.body, useful)
     analysis.active = {n for n in varied & useful if kinds.get(n) != NONE_KIND}
     return analysis
+
+
+BOOLEAN = [operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne, operator.is_,
+           operator.is_not, operator.contains, operator.not_, primitives.not_in, primitives.both, primitives.either,
+           bool, isinstance, callable, hasattr, all, any, np.all, np.any, np.isclose, np.allclose, np.array_equal,
+           np.greater, np.greater_equal, np.less, np.less_equal, np.equal, np.not_equal, np.isnan, np.isinf,
+           np.isfinite, np.logical_and, np.logical_or, np.logical_not, np.logical_xor, np.signbit]
+
+
+def boolean_result(fn: Function, analysis: Analysis):
+    """The statement computing `fn`'s result if that is a truth value (a comparison, ``bool(...)``, a logical
+    function), which has no gradient; else None."""
+    result = fn.result
+    if isinstance(result, Const) and isinstance(result.value, (bool, np.bool_)):
+        return fn
+    if not isinstance(result, Var):
+        return None
+    for stmt in fn.body:
+        if isinstance(stmt, Assign) and stmt.target == result.name:
+            boolean = isinstance(stmt.value, Op) and any(stmt.value.fn is b for b in BOOLEAN)
+            dtype = analysis.dtypes.of(result) if analysis.dtypes is not None else None
+            return stmt if boolean or isinstance(dtype, np.dtype) and dtype.kind == "b" else None
+    return None
 
 
 def first_complex_active(block: list, analysis: Analysis):

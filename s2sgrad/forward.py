@@ -43,6 +43,7 @@ from .module import GradientModule
 from .relower import is_generated, parse_generated
 from .reverse import is_user_function
 from .rules import tangent_rule_for
+from .rules.nondifferentiable import opaque_call_error
 from .tangent_inline import expand_tangent
 from .syntax import assign as _assign, call as _call, function as _function, name as _name, origin as _origin
 from .syntax import store as _store
@@ -200,6 +201,9 @@ class Forward:
         op = stmt.value
         rule = tangent_rule_for(op.fn)
         if rule is None:
+            refusal = opaque_call_error(op.fn, stmt.loc)
+            if refusal is not None:
+                raise refusal
             name = primitives.python_name(op.fn) or op.name or getattr(op.fn, "__name__", repr(op.fn))
             raise NoDerivativeRule(f"no forward-mode (tangent) rule for {name}", stmt.loc,
                                    f"register one with @s2sgrad.rules.tangent({name}), or wrap the argument in "
@@ -220,7 +224,8 @@ class Forward:
             return code
         tangent = self.tangent_of(array)
         if tangent is None or array.name not in self.owned:
-            return code + self.by_rule(stmt)
+            by_rule = self.by_rule(stmt)       # before the write: it may read the array as it was
+            return code + by_rule if target in _reads(by_rule) else by_rule + code
         item = op.args[-1]
         if op.fn is primitives.setitem and self.tangent_of(item) is None:
             written = ast.Constant(0.0)                    # a value without a tangent zeroes what it replaces

@@ -759,6 +759,9 @@ class Lowerer:
         if not isinstance(callee, Global) or not callable(callee.value):
             raise self.error("only named functions can be called", node)
         callee = Global(callee.name, hashable(callee.value))
+        if any(callee.value is f for f in (eval, exec, compile, locals, globals, vars)):
+            raise self.error(f"{callee.name}() runs or reads code that s2sgrad cannot see", node,
+                             "write the computation out in the function")
         if callee.value in SHAPE_READERS:             # generated code's like(x): a write keeps x's shape
             args = [Var(self.env[a.id]) if isinstance(a, gast.Name) and isinstance(self.env.get(a.id), str)
                     else self.atom(a) for a in node.args]
@@ -788,7 +791,23 @@ class Lowerer:
                          "define it with def inside the function")
 
     def expr_JoinedStr(self, node):
-        return Const("<f-string>")
+        values = []
+
+        def template(joined) -> str:
+            text = ""
+            for part in joined.values:
+                if isinstance(part, gast.Constant):
+                    text += str(part.value).replace("{", "{{").replace("}", "}}")
+                    continue
+                values.append(self.atom(part.value))
+                conversion = "" if part.conversion in (-1, None) else "!" + chr(part.conversion)
+                spec = ":" + template(part.format_spec) if part.format_spec is not None else ""
+                text += "{" + str(len(values) - 1) + conversion + spec + "}"
+            return text
+        text = template(node)
+        if not values:
+            return Const(text)
+        return Op(runtime.format_string, [Const(text), *values])
 
     def expr_Starred(self, node):
         raise self.error("starred expressions are not supported", node)

@@ -15,10 +15,10 @@ import gast
 import numpy as np
 
 from . import ir, runtime, schedules
-from .analyze import DICT, INT, SCALAR, SEQ, TENSOR, analyze, first_complex_active
+from .analyze import DICT, INT, SCALAR, SEQ, TENSOR, analyze, boolean_result, first_complex_active
 from .codegen import comment_line, compile_module, drop_broadcasts, fold, merge_collections, render, unshare
 from .coalesce import coalesce
-from .errors import COMPLEX_HINT, S2SGradError, UnsupportedSyntax
+from .errors import COMPLEX_HINT, NonScalarOutput, S2SGradError, UnsupportedSyntax
 from .ir import Const, Global, Op, Var
 from .liveness import is_scalar_output
 from .lower import LiftedFunction, lower_function
@@ -113,6 +113,10 @@ class GradientModule:
         analysis = analyze(lowered, list(wrt), arg_kinds, activity="activity" in self.optimizations,
                            arg_dtypes=arg_dtypes, seed_dtype=seed_dtype)
         self.origin = f"{os.path.basename(lowered.source.filename)}:{lowered.name}"
+        boolean = boolean_result(lowered, analysis)
+        if boolean is not None:
+            raise NonScalarOutput(f"the output of {lowered.name} is a truth value, which has no gradient", boolean.loc,
+                                  "return the number the condition is about (a loss), not the condition")
         complex_value = first_complex_active(lowered.body, analysis) if analysis.dtypes is not None else None
         if complex_value is not None:
             raise UnsupportedSyntax(f"this value is complex, and lies between {', '.join(map(repr, wrt))} and "

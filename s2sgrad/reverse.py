@@ -33,6 +33,7 @@ from .liveness import unneeded
 from .names import identifier
 from .optimizations import ALL
 from .rules import is_nondifferentiable, rule_for
+from .rules.nondifferentiable import opaque_call_error
 from .syntax import assign as _assign, attr as _attr, call as _call, name as _name, np_call as _np_call
 from .syntax import is_call as _is_call, is_slice as _is_slice, origin as _origin, store as _store
 
@@ -388,6 +389,9 @@ class Reverse:
             return self.backward_call(stmt, dtarget)
         rule = rule_for(fn)
         if rule is None:
+            refusal = opaque_call_error(fn, stmt.loc)
+            if refusal is not None:
+                raise refusal
             label = primitives.python_name(fn) or value.name or getattr(fn, "__name__", repr(fn))
             raise NoDerivativeRule(
                 f"no derivative rule for {label}", stmt.loc,

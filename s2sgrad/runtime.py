@@ -19,7 +19,7 @@ __all__ = [
     "Stack", "SparseGrad", "Like", "like", "sum_to", "unbroadcast", "unreduce", "zeros_like", "complete",
     "scatter", "seq_scatter", "add_grads", "densify", "while_loop", "if_else",
     "setitem", "list_append", "seq_setitem", "seq_written", "seq_unwritten", "seq_concat", "seq_repeat",
-    "seq_unrepeat", "dict_keys", "check_scalar", "assert_true", "written", "Checkpoints", "Work", "copy_state", "unstack", "grad_or_zeros", "matmul_grad_a", "matmul_grad_b",
+    "seq_unrepeat", "dict_keys", "format_string", "check_scalar", "assert_true", "written", "Checkpoints", "Work", "copy_state", "unstack", "grad_or_zeros", "matmul_grad_a", "matmul_grad_b",
     "tensordot_grad_a", "tensordot_grad_b", "einsum_grad", "unconcatenate", "untile", "unrepeat",
     "undiagonal", "untake", "norm_grad",
 ]
@@ -318,6 +318,11 @@ def seq_unrepeat(g, xs):
     for k, gk in enumerate(g):
         out[k % size] = add_grads(out[k % size], gk)
     return out
+
+
+def format_string(template: str, *values) -> str:
+    """An f-string: ``f"{x:.2f}!"`` is ``format_string("{0:.2f}!", x)``."""
+    return template.format(*values)
 
 
 def dict_keys(mapping) -> list:

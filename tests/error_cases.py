@@ -91,3 +91,76 @@ def complex_in_between(x):
 def complex_through_unknown_dtype(x):
     phase = np.exp(np.outer(x, [1j, 2j]))      # a dtype the analysis does not follow
     return np.sum(np.real(phase))
+
+
+def adds_into_a_list_element(x):
+    ys = [x * 1.0]
+    ys[0] += x
+    return np.sum(ys[0] * x)
+
+
+def evaluates_a_string(x):
+    return np.sum(eval("x ** 2"))
+
+
+def executes_a_string(x):
+    exec("y = x")
+    return np.sum(x)
+
+
+def through_str(x):
+    return np.sum(float(str(x[0])) * x)
+
+
+def through_repr(x):
+    return np.sum(float(repr(x[0])) * x)
+
+
+def through_format(x):
+    return np.sum(float(format(x[0], ".17g")) * x)
+
+
+def through_an_f_string(x):
+    return np.sum(float(f"{x[0]:.17g}") * x)
+
+
+def through_hash(x):
+    return np.sum(hash(x[0]) * x)
+
+
+def through_id(x):
+    return np.sum(id(x) * x)
+
+
+def returns_a_comparison(x):
+    total = np.sum(x)
+    return total > 0.0
+
+
+def returns_np_all(x):
+    return np.all(x > 0.0)
+
+
+def reverses_enumerate(x):
+    s = 0.0
+    for k, v in reversed(enumerate(x)):
+        s = s + v
+    return s
+
+
+class Unhashable(list):
+    def __call__(self, x):
+        return x * 2.0
+
+
+UNHASHABLE = Unhashable()
+
+
+def calls_an_unhashable_callable(x):
+    return np.sum(UNHASHABLE(x))
+
+
+def prints_and_formats(x):
+    print(f"x[0] = {x[0]:.3f}, {str(x[1])!r}")
+    label = str(x)
+    return np.sum(x * 2.0)

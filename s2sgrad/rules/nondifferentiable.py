@@ -1,6 +1,7 @@
 """Functions with no gradient: their results are integers, booleans, shapes, dtypes, fresh
 constants, random draws, or piecewise constant (sign, floor, round). No gradient flows
-through a call of one of them.
+through a call of one of them. Every other function without a rule is refused where a
+gradient would flow through it.
 
 Names are listed as strings so that a function missing from the installed NumPy or
 Python is skipped rather than an error.
@@ -11,6 +12,7 @@ import math
 import numpy as np
 
 from .. import primitives, runtime
+from ..errors import NoDerivativeRule
 from .registry import nondifferentiable
 
 _NUMPY = """
@@ -33,9 +35,12 @@ _NUMPY_RANDOM = """
     binomial poisson exponential default_rng get_state set_state
 """
 _BUILTINS = """
-    len range int bool str repr format isinstance issubclass type hasattr callable id hash
+    len range int bool isinstance issubclass type hasattr callable
     print enumerate zip round ord chr all any
 """
+# Not among them: str, repr, format, ascii, hash and id (and f-strings) of a differentiated value give text or
+# an identity that the program may turn back into a number (float(str(x))); a zero gradient would be wrong, so
+# they have no rule, and a gradient flowing through one is refused (see `OPAQUE`).
 _MATH = """
     floor ceil trunc isnan isinf isfinite isclose factorial gcd lcm comb perm isqrt
 """
@@ -52,4 +57,17 @@ nondifferentiable(
     *_existing(math, _MATH),
 )
 
+OPAQUE = {str, repr, format, ascii, hash, id, runtime.format_string}   # refused with a message of their own
+
 nondifferentiable(primitives.both, primitives.either, primitives.not_in, runtime.dict_keys, np.ndindex)
+
+
+def opaque_call_error(fn, loc):
+    """The refusal of a derivative through `fn`, one of `OPAQUE`, or None for any other function."""
+    if not any(fn is f for f in OPAQUE):
+        return None
+    label = "an f-string" if fn is runtime.format_string else f"{fn.__name__}()"
+    return NoDerivativeRule(f"{label} of a differentiated value gives text or an identity, through which no "
+                            "derivative can be followed", loc,
+                            "compute with the number itself, or wrap the value in s2sgrad.stop_gradient(...) "
+                            "if no derivative should flow through it")
