@@ -33,6 +33,12 @@ from .rules import is_nondifferentiable, rule_for
 
 TENSOR, SEQ, UNKNOWN = "tensor", "seq", "unknown"
 DICT = "dict"                     # an argument's kind: a dict (a "seq" to the analysis)
+
+
+@dataclass(frozen=True)
+class Fields:
+    """An argument's kind: a named tuple with these fields (a "seq" to the analysis; ``p.a`` is ``p[0]``)."""
+    names: tuple
 SEQ_MAKERS = {primitives.make_list, primitives.make_tuple, primitives.list_append, primitives.seq_setitem,
               primitives.seq_concat, primitives.seq_repeat}
 NONE_KIND = "none"
@@ -71,7 +77,7 @@ def analyze(fn: Function, wrt: list[str], arg_kinds: dict[str, str] | None = Non
             if kind == INT:
                 ints.add(param)
             kind = TENSOR
-        elif kind == DICT:
+        elif kind == DICT or isinstance(kind, Fields):
             kind = SEQ
         elif isinstance(kind, tuple):           # an array of this shape
             known_shapes[param] = kind
@@ -318,4 +324,4 @@ SCALAR = "scalar"
 INT = "int"
 
 
-__all__ = ["Analysis", "analyze", "differentiable", "TENSOR", "SEQ", "DICT", "UNKNOWN", "SCALAR", "INT"]
+__all__ = ["Analysis", "analyze", "differentiable", "TENSOR", "SEQ", "DICT", "Fields", "UNKNOWN", "SCALAR", "INT"]

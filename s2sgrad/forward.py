@@ -357,9 +357,9 @@ class ForwardModule(GradientModule):
         self.tangent_callees: dict = {}
         self.tangent_in_progress: list = []
 
-    def prepare(self, fn, scalars=(), vectors=(), dicts=()):
+    def prepare(self, fn, scalars=(), vectors=(), dicts=(), fields=None):
         if isinstance(fn, LiftedFunction) or not is_generated(fn):
-            return super().prepare(fn, scalars, vectors, dicts)
+            return super().prepare(fn, scalars, vectors, dicts, fields)
         lowerer = Lowerer(parse_generated(fn), scalars=scalars, vectors=vectors)
         lowered = lowerer.function()
         self.collect_globals(lowered, lowerer.names)
@@ -376,7 +376,8 @@ class ForwardModule(GradientModule):
         kinds = arg_kinds or {}
         lowered, names = self.prepare(fn, [p for p, k in kinds.items() if k in (SCALAR, INT)],
                                       [p for p, k in kinds.items() if isinstance(k, tuple) and len(k) == 1],
-                                      [p for p, k in kinds.items() if k == "dict"])
+                                      [p for p, k in kinds.items() if k == "dict"],
+                                      {p: k.names for p, k in kinds.items() if hasattr(k, "names")})
         self.origin = getattr(lowered.source, "origin", "") \
             or f"{os.path.basename(lowered.source.filename)}:{lowered.name}"
         analysis = analyze(lowered, list(wrt), arg_kinds)

@@ -72,7 +72,7 @@ def lower(parsed: ParsedFunction, extra_params: list[str] = ()) -> Function:
     return Lowerer(parsed).function(list(extra_params))
 
 
-def lower_function(fn, scalars=(), vectors=(), dicts=()) -> tuple[Function, Names]:
+def lower_function(fn, scalars=(), vectors=(), dicts=(), fields=None) -> tuple[Function, Names]:
     """Lower a user function or a LiftedFunction; also returns the names it uses.
 
     `scalars` names parameters known to hold Python or NumPy scalars, `vectors` those known to hold
@@ -82,7 +82,7 @@ def lower_function(fn, scalars=(), vectors=(), dicts=()) -> tuple[Function, Name
     if isinstance(fn, LiftedFunction):
         lowerer = Lowerer(fn.parsed, functions=fn.functions)
         return lowerer.function(list(fn.free)), lowerer.names
-    lowerer = Lowerer(parse_function(fn), scalars=scalars, vectors=vectors, dicts=dicts)
+    lowerer = Lowerer(parse_function(fn), scalars=scalars, vectors=vectors, dicts=dicts, fields=fields)
     return lowerer.function(), lowerer.names
 
 
@@ -147,9 +147,10 @@ def _stored_names(stmts) -> list[str]:
 
 class Lowerer:
     def __init__(self, parsed: ParsedFunction, names: Names | None = None, functions=None, scalars=(),
-                 vectors=(), dicts=()):
+                 vectors=(), dicts=(), fields=None):
         self.parsed = parsed
         self.dicts = dicts                        # parameters known to hold dicts
+        self.fields = fields or {}                # parameters known to hold named tuples -> their fields
         self.names = names or Names(_identifiers(parsed.tree))
         self.env: dict[str, object] = dict(functions or {})   # user name -> SSA name or LiftedFunction
         self.aliasing = Aliasing(scalars, self.resolve_callee, vectors)
@@ -714,11 +715,15 @@ class Lowerer:
             except AttributeError:
                 raise self.error(f"'{base.name}' has no attribute '{node.attr}'", node) from None
             return Global(f"{base.name}.{node.attr}", value)
+        if isinstance(node.value, gast.Name) and node.attr in self.fields.get(node.value.id, ()) \
+                and isinstance(base, Var) and base.name == node.value.id:      # a named tuple argument's field
+            return Op(operator.getitem, [base, Const(self.fields[node.value.id].index(node.attr))])
         if node.attr in ATTRIBUTES:
             return Op(ATTRIBUTES[node.attr], [self.bind(base, "t")])
         raise self.error(f"the attribute '{node.attr}' of a local value is not supported", node,
                          "use the NumPy function instead (np.shape(x), np.transpose(x), ...); "
-                         "take a named tuple's fields by unpacking it (a, b = p) or by index (p[0])")
+                         "a named tuple's fields are known only for an argument: unpack it (a, b = p) or "
+                         "index it (p[0]) elsewhere")
 
     def expr_Call(self, node):
         func = node.func

@@ -15,7 +15,7 @@ import gast
 import numpy as np
 
 from . import ir, runtime, schedules
-from .analyze import DICT, INT, SCALAR, SEQ, TENSOR, analyze, boolean_result, first_complex_active
+from .analyze import DICT, INT, Fields, SCALAR, SEQ, TENSOR, analyze, boolean_result, first_complex_active
 from .codegen import comment_line, compile_module, drop_broadcasts, fold, merge_collections, render, unshare
 from .coalesce import coalesce
 from .errors import COMPLEX_HINT, NonScalarOutput, S2SGradError, UnsupportedSyntax
@@ -46,10 +46,12 @@ def imports(functions: list) -> str:
 
 
 def kind_of(value):
-    """What generated code is specialized on: "int", "scalar", "seq" (a list or tuple), "dict", an array's
-    shape, or "tensor" (anything else)."""
+    """What generated code is specialized on: "int", "scalar", "seq" (a list or tuple), "dict", a named
+    tuple's `Fields`, an array's shape, or "tensor" (anything else)."""
     if isinstance(value, dict):
         return DICT
+    if isinstance(value, tuple) and isinstance(getattr(type(value), "_fields", None), tuple):
+        return Fields(type(value)._fields)
     if isinstance(value, (list, tuple)):
         return SEQ
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
@@ -77,9 +79,9 @@ class GradientModule:
 
     # ---------------------------------------------------------------- pipeline of one function
 
-    def prepare(self, fn, scalars=(), vectors=(), dicts=()):
+    def prepare(self, fn, scalars=(), vectors=(), dicts=(), fields=None):
         """Lower `fn` (a function or a LiftedFunction); also returns the names it uses."""
-        lowered, names = lower_function(fn, scalars, vectors, dicts)
+        lowered, names = lower_function(fn, scalars, vectors, dicts, fields)
         self.collect_globals(lowered, names)
         return lowered, names
 
@@ -109,7 +111,8 @@ class GradientModule:
         kinds = arg_kinds or {}
         lowered, names = self.prepare(fn, [p for p, k in kinds.items() if k in (SCALAR, INT)],
                                       [p for p, k in kinds.items() if isinstance(k, tuple) and len(k) == 1],
-                                      [p for p, k in kinds.items() if k == DICT])
+                                      [p for p, k in kinds.items() if k == DICT],
+                                      {p: k.names for p, k in kinds.items() if isinstance(k, Fields)})
         analysis = analyze(lowered, list(wrt), arg_kinds, activity="activity" in self.optimizations,
                            arg_dtypes=arg_dtypes, seed_dtype=seed_dtype)
         self.origin = f"{os.path.basename(lowered.source.filename)}:{lowered.name}"

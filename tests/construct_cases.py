@@ -41,6 +41,14 @@ def named_tuple_not_differentiated(x, p):
     return np.sum(x * p[0]) * p[1]
 
 
+def named_tuple_attributes(p):
+    return np.sum(p.a * p.b * np.cos(p.a))
+
+
+def named_tuple_attributes_not_differentiated(x, p):
+    return np.sum(x * p.a) * p.b
+
+
 def list_write_after_appends(x):
     ys = []
     ys.append(x)
@@ -212,6 +220,9 @@ CASES = [
     (named_tuple_unpacked, (Pair(X, 2.0),), 0),
     (named_tuple_not_differentiated, (X, Pair(X, 2.0)), 0),
     (named_tuple_not_differentiated, (X, Pair(X, 2.0)), 1),
+    (named_tuple_attributes, (Pair(X, 2.0),), 0),
+    (named_tuple_attributes_not_differentiated, (X, Pair(X, 2.0)), 0),
+    (named_tuple_attributes_not_differentiated, (X, Pair(X, 2.0)), 1),
     (list_write_after_appends, (X,), 0),
     (list_write_in_a_loop, (X,), 0),
     (list_write_reading_another_element, (X,), 0),
