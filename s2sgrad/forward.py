@@ -244,9 +244,9 @@ class Forward:
         op, target, loc = stmt.value, stmt.target, stmt.loc
         args = self.module.call_arguments(op, loc)
         mask = tuple(self.tangent_of(a) is not None for a in args)
-        callee = self.module.tangent_callee(op.fn, mask, loc) if target in self.active and any(mask) else None
+        callee = self.module.tangent_callee(op.fn, mask, loc, args) if target in self.active and any(mask) else None
         if callee is None:
-            primal, _ = self.module.callee(op.fn, (False,) * len(args), loc)
+            primal, _ = self.module.callee(op.fn, (False,) * len(args), loc, args)
             call = _call(primal, *[atom_expr(a) for a in args])
             if target is None:
                 return [_origin(ast.Expr(call), loc)]
@@ -381,34 +381,41 @@ class ForwardModule(GradientModule):
         self.origin = getattr(lowered.source, "origin", "") \
             or f"{os.path.basename(lowered.source.filename)}:{lowered.name}"
         analysis = analyze(lowered, list(wrt), arg_kinds)
-        code = Forward(lowered, list(wrt), analysis, self, names, self.hint).run()
+        self.structures.append({p: k for p, k in kinds.items() if k == "dict" or hasattr(k, "names")})
+        try:
+            code = Forward(lowered, list(wrt), analysis, self, names, self.hint).run()
+        finally:
+            self.structures.pop()
         fn_name = self.names.fresh(name or identifier(f"jvp_{lowered.name}_{'_'.join(wrt)}"))
         body = [*code.body, ast.Return(ast.Tuple([code.result, code.tangent], ast.Load()))]
         node = self.tidy(_function(fn_name, list(lowered.params) + code.tangent_params, body), names)
         self.functions.append(node)
         return node
 
-    def tangent_callee(self, fn, mask: tuple, loc) -> str | None:
+    def tangent_callee(self, fn, mask: tuple, loc, args=()) -> str | None:
         """The name of the tangent function of user function `fn` given tangents where `mask` is true:
         ``name(*args, *tangents) -> (value, tangent)``; None if its result has no tangent."""
-        key = (id(fn), mask)
+        structures = self.structures_of(args)
+        key = (id(fn), mask, structures)
         if key in self.tangent_callees:
             return self.tangent_callees[key]
         if any(k[0] == id(fn) for k in self.tangent_in_progress):
             raise UnsupportedSyntax(f"recursive call of '{fn.__name__}' cannot be differentiated", loc,
                                     "rewrite the recursion as a loop")
-        lowered, names = self.prepare(fn)
+        lowered, names = self.prepare_callee(fn, structures)
         wrt = [p for p, m in zip(lowered.params, mask) if m]
-        analysis = analyze(lowered, wrt)
+        analysis = analyze(lowered, wrt, self.callee_kinds(lowered, structures))
         if not analysis.is_active(lowered.result):
             self.tangent_callees[key] = None
             return None
         fn_name = self.tangent_callees[key] = self.names.fresh(f"{fn.__name__}_jvp")
         self.tangent_in_progress.append(key)
+        self.structures.append(dict(zip(lowered.params, structures)))
         try:
             code = Forward(lowered, wrt, analysis, self, names, self.hint).run()
         finally:
             self.tangent_in_progress.pop()
+            self.structures.pop()
         body = [*code.body, ast.Return(ast.Tuple([code.result, code.tangent], ast.Load()))]
         self.functions.append(self.tidy(_function(fn_name, list(lowered.params) + code.tangent_params, body), names))
         return fn_name

@@ -75,6 +75,7 @@ class GradientModule:
         self.names = Names()
         self.callees: dict = {}
         self.in_progress: list = []
+        self.structures: list[dict] = []        # per function being generated: its parameters' container kinds
         self.origin = ""
 
     # ---------------------------------------------------------------- pipeline of one function
@@ -127,8 +128,12 @@ class GradientModule:
                                     COMPLEX_HINT)
         scalar_output = mode == "grad" and "dead_primal_code" in self.optimizations \
             and isinstance(lowered.result, Var) and is_scalar_output(lowered.result.name, analysis)
-        sweeps = Reverse(lowered, wrt, analysis, self, names, self.checkpoint, self.optimizations,
-                         self.sparse, value_needed=mode != "grad" or not scalar_output).run()
+        self.structures.append({p: k for p, k in kinds.items() if k == DICT or isinstance(k, Fields)})
+        try:
+            sweeps = Reverse(lowered, wrt, analysis, self, names, self.checkpoint, self.optimizations,
+                             self.sparse, value_needed=mode != "grad" or not scalar_output).run()
+        finally:
+            self.structures.pop()
         grads = [g if g is not None else _call("zeros_like", _name(p)) for g, p in zip(sweeps.grads, wrt)]
         grad = grads[0] if len(grads) == 1 else ast.Tuple(grads, ast.Load())
         body = [comment_line("forward sweep"), *sweeps.forward]
@@ -168,9 +173,28 @@ class GradientModule:
         bound.apply_defaults()
         return [v if isinstance(v, (Var, Const, Global)) else Const(v) for v in bound.arguments.values()]
 
-    def callee(self, fn, mask: tuple, loc) -> tuple[str, str]:
-        """Names of the generated forward and backward functions of user function `fn` for `mask`."""
-        key = (id(fn), mask)
+    def structures_of(self, args) -> tuple:
+        """Per argument of a call, the kind of container (`DICT` or `Fields`) it is known to be: the function
+        being generated passes its own parameter of that kind on (else None)."""
+        known = self.structures[-1] if self.structures else {}
+        return tuple(known.get(a.name) if isinstance(a, Var) else None for a in args)
+
+    def prepare_callee(self, fn, structures: tuple):
+        """Lower called function `fn`, knowing which of its parameters hold dicts or named tuples."""
+        params = list(inspect.signature(fn).parameters) if not isinstance(fn, LiftedFunction) else []
+        by_param = dict(zip(params, structures))
+        return self.prepare(fn, dicts=[p for p, k in by_param.items() if k == DICT],
+                            fields={p: k.names for p, k in by_param.items() if isinstance(k, Fields)})
+
+    @staticmethod
+    def callee_kinds(lowered, structures: tuple) -> dict:
+        return {p: k for p, k in zip(lowered.params, structures) if k is not None}
+
+    def callee(self, fn, mask: tuple, loc, args=()) -> tuple[str, str]:
+        """Names of the generated forward and backward functions of user function `fn` for `mask` (and the
+        kinds of container `args` are known to be)."""
+        structures = self.structures_of(args)
+        key = (id(fn), mask, structures)
         if key in self.callees:
             return self.callees[key]
         if any(k[0] == id(fn) for k in self.in_progress):
@@ -182,16 +206,21 @@ class GradientModule:
         self.callees[key] = names
         self.in_progress.append(key)
         try:
-            self.build_callee(fn, mask, names, loc)
+            self.build_callee(fn, mask, names, loc, structures)
         finally:
             self.in_progress.pop()
         return names
 
-    def build_callee(self, fn, mask, function_names, loc) -> None:
-        lowered, names = self.prepare(fn)
+    def build_callee(self, fn, mask, function_names, loc, structures=()) -> None:
+        lowered, names = self.prepare_callee(fn, structures)
         wrt = [p for p, m in zip(lowered.params, mask) if m]
-        analysis = analyze(lowered, wrt)         # the caller's activity decides which parameters are varied
-        sweeps = Reverse(lowered, wrt, analysis, self, names, self.checkpoint, self.optimizations).run()
+        # the caller's activity decides which parameters are varied
+        analysis = analyze(lowered, wrt, self.callee_kinds(lowered, structures))
+        self.structures.append(dict(zip(lowered.params, structures)))
+        try:
+            sweeps = Reverse(lowered, wrt, analysis, self, names, self.checkpoint, self.optimizations).run()
+        finally:
+            self.structures.pop()
         forward_name, backward_name = function_names
         if not any(mask):
             node = _function(forward_name, lowered.params, [*sweeps.forward, ast.Return(sweeps.result)])

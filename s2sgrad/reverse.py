@@ -437,12 +437,12 @@ class Reverse:
         op = stmt.value
         args = self.module.call_arguments(op, stmt.loc)
         mask = tuple(self.is_active(a) for a in args)
-        _, backward = self.module.callee(op.fn, mask, stmt.loc)
+        _, backward = self.module.callee(op.fn, mask, stmt.loc, args)
         record = self.records.setdefault(id(stmt), self.names.fresh(f"{_callee_name(op)}_record"))
         active_args = [a for a, m in zip(args, mask) if m]
         recomputation = []
         if is_recomputed(op.fn):
-            forward, _ = self.module.callee(op.fn, mask, stmt.loc)
+            forward, _ = self.module.callee(op.fn, mask, stmt.loc, args)
             recomputation = [_origin(ast.Assign([ast.Tuple([_store("_"), _store(record)], ast.Store())],
                                                 ast.Call(_name(forward), [atom_expr(a) for a in args], [])),
                                      stmt.loc)]
@@ -730,7 +730,7 @@ class Reverse:
         args = self.module.call_arguments(op, stmt.loc)
         mask = tuple(self.is_active(a) for a in args)
         record = self.records.get(id(stmt)) if recording and not is_recomputed(op.fn) else None
-        forward, _ = self.module.callee(op.fn, mask if record else (False,) * len(args), stmt.loc)
+        forward, _ = self.module.callee(op.fn, mask if record else (False,) * len(args), stmt.loc, args)
         call = ast.Call(_name(forward), [atom_expr(a) for a in args], [])
         if record is None:
             if stmt.target is None:

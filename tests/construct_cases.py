@@ -178,6 +178,25 @@ def dict_items_in_a_comprehension(params):
     return sum([np.sum(v * v) for v in params.values()])
 
 
+def sum_of_squares(params):
+    s = 0.0
+    for k in params:
+        s = s + np.sum(params[k] ** 2)
+    return s
+
+
+def passes_a_dict_to_a_helper(params):
+    return sum_of_squares(params) * np.sum(params["a"])
+
+
+def field_product(p):
+    return np.sum(p.a) * p.b
+
+
+def passes_a_named_tuple_on(p):
+    return field_product(p) + np.sum(p.a ** 3)
+
+
 def ndindex_loop(x):
     s = 0.0
     for i, j in np.ndindex(2, 2):
@@ -242,6 +261,8 @@ CASES = [
     (dict_values, (D,), 0),
     (dict_keys, (D,), 0),
     (dict_items_in_a_comprehension, (D,), 0),
+    (passes_a_dict_to_a_helper, (D,), 0),
+    (passes_a_named_tuple_on, (Pair(X, 2.0),), 0),
     (ndindex_loop, (M[:, :2],), 0),
     (ndindex_of_a_shape, (M,), 0),
     (calls_an_unhashable_callable_on_a_constant, (X,), 0),
