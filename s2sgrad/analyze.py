@@ -30,6 +30,7 @@ from .shapes import Shapes
 from . import primitives
 from .ir import Assign, Const, Function, If, Op, Var, While
 from .rules import is_nondifferentiable, rule_for
+from .rules.nondifferentiable import value_arguments
 
 TENSOR, SEQ, UNKNOWN = "tensor", "seq", "unknown"
 DICT = "dict"                     # an argument's kind: a dict (a "seq" to the analysis)
@@ -253,8 +254,12 @@ def _varied(block, varied: set, through=differentiable) -> None:
                 continue
             value = stmt.value
             if isinstance(value, Op):
-                if through(value) and any(isinstance(a, Var) and a.name in varied
-                                          for a in [*value.args, *value.kwargs.values()]):
+                values = value_arguments(value)
+                if values is not None:          # a derivative through these only: refused, having no rule
+                    if any(isinstance(a, Var) and a.name in varied for a in values):
+                        varied.add(stmt.target)
+                elif through(value) and any(isinstance(a, Var) and a.name in varied
+                                            for a in [*value.args, *value.kwargs.values()]):
                     varied.add(stmt.target)
             elif isinstance(value, Var) and value.name in varied:
                 varied.add(stmt.target)
@@ -287,7 +292,10 @@ def _useful(block, useful: set) -> None:
             if stmt.target in useful:
                 value = stmt.value
                 if isinstance(value, Op):
-                    if differentiable(value):
+                    values = value_arguments(value)
+                    if values is not None:
+                        useful.update(a.name for a in values if isinstance(a, Var))
+                    elif differentiable(value):
                         useful.update(a.name for a in [*value.args, *value.kwargs.values()] if isinstance(a, Var))
                 elif isinstance(value, Var):
                     useful.add(value.name)

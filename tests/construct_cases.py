@@ -211,6 +211,13 @@ def ndindex_of_a_shape(x):
     return s
 
 
+def constructors_of_constant_values(x):
+    c = 0.5
+    n = x.shape[0]
+    return np.sum(np.full_like(x, c) * x) + np.sum(np.arange(n) * x) + np.sum(np.linspace(0.0, 1.0, n) * x) \
+        + np.sum(np.full(x.shape, 2.0) * x * x)
+
+
 @dataclasses.dataclass
 class Scale:
     c: float
@@ -266,4 +273,5 @@ CASES = [
     (ndindex_loop, (M[:, :2],), 0),
     (ndindex_of_a_shape, (M,), 0),
     (calls_an_unhashable_callable_on_a_constant, (X,), 0),
+    (constructors_of_constant_values, (X,), 0),
 ]

@@ -164,3 +164,45 @@ def prints_and_formats(x):
     print(f"x[0] = {x[0]:.3f}, {str(x[1])!r}")
     label = str(x)
     return np.sum(x * 2.0)
+
+
+def through_full(x):
+    return np.sum(np.full(3, x[0]) * x)
+
+
+def through_full_like(x):
+    return np.sum(np.full_like(x, x[0]) * x)
+
+
+def through_linspace(x):
+    return np.sum(np.linspace(x[0], 2.0, 4))
+
+
+def through_logspace(x):
+    return np.sum(np.logspace(0.0, x[0], 4))
+
+
+def through_geomspace(x):
+    return np.sum(np.geomspace(1.0, x[0] + 2.0, 4))
+
+
+def through_arange(x):
+    return np.sum(np.arange(x[0], 3.0))
+
+
+def through_unique(x):
+    return np.sum(np.unique(x))
+
+
+def through_heaviside(x):
+    return np.sum(np.heaviside(x - 1.0, x))
+
+
+def through_zip(x):
+    pairs = list(zip(x, x * 2.0))
+    return pairs[0][1]
+
+
+def through_enumerate(x):
+    pairs = list(enumerate(x))
+    return pairs[1][1]

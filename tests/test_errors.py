@@ -85,6 +85,18 @@ CASES = [
                                 (error_cases.through_an_f_string, 'f"', "an f-string"),
                                 (error_cases.through_hash, "hash(", r"hash\(\)"),
                                 (error_cases.through_id, "id(", r"id\(\)")]],
+    *[(fn, "pairs =" if text.startswith("list") else "return", text, sg.NoDerivativeRule,
+       r"no derivative rule for " + re.escape(label), r"@s2sgrad\.adjoint")
+      for fn, text, label in [(error_cases.through_full, "np.full(", "np.full"),
+                              (error_cases.through_full_like, "np.full_like(", "np.full_like"),
+                              (error_cases.through_linspace, "np.linspace(", "np.linspace"),
+                              (error_cases.through_logspace, "np.logspace(", "np.logspace"),
+                              (error_cases.through_geomspace, "np.geomspace(", "np.geomspace"),
+                              (error_cases.through_arange, "np.arange(", "np.arange"),
+                              (error_cases.through_unique, "np.unique(", "np.unique"),
+                              (error_cases.through_heaviside, "np.heaviside(", "np.heaviside"),
+                              (error_cases.through_zip, "list(zip", "list"),
+                              (error_cases.through_enumerate, "list(enumerate", "list")]],
 ]
 
 

@@ -36,9 +36,10 @@ _NUMPY_RANDOM = """
 """
 _BUILTINS = """
     len range int bool isinstance issubclass type hasattr callable
-    print enumerate zip round ord chr all any
+    print round ord chr all any
 """
-# Not among them: str, repr, format, ascii, hash and id (and f-strings) of a differentiated value give text or
+# Not among them: zip and enumerate, whose results hold their arguments' values (loops over them are rewritten
+# before this matters); str, repr, format, ascii, hash and id (and f-strings) of a differentiated value give text or
 # an identity that the program may turn back into a number (float(str(x))); a zero gradient would be wrong, so
 # they have no rule, and a gradient flowing through one is refused (see `OPAQUE`).
 _MATH = """
@@ -56,6 +57,36 @@ nondifferentiable(
     *_existing(builtins, _BUILTINS),
     *_existing(math, _MATH),
 )
+
+def _arange_values(*args, start=None, step=None, **_):
+    return ([args[0], *args[2:3]] if len(args) >= 2 else []) + [v for v in (start, step) if v is not None]
+
+
+# Functions above whose results are values of some arguments (a fill value, the ends of a range, the values
+# np.unique keeps): a derivative through those is not zero, so they have no gradient only with respect to the
+# others. `value_arguments` gives the atoms passed to those.
+VALUE_ARGUMENTS = {
+    np.full: lambda shape, fill_value, *_, **__: [fill_value],
+    np.full_like: lambda a, fill_value, *_, **__: [fill_value],
+    np.linspace: lambda start, stop, *_, **__: [start, stop],
+    np.logspace: lambda start, stop, *_, **__: [start, stop],
+    np.geomspace: lambda start, stop, *_, **__: [start, stop],
+    np.arange: _arange_values,
+    np.unique: lambda ar, *_, **__: [ar],
+    np.heaviside: lambda x1, x2, *_, **__: [x2],
+}
+
+
+def value_arguments(op) -> list | None:
+    """The arguments of `op` (a call of one of `VALUE_ARGUMENTS`) its result takes values from, else None."""
+    spec = next((v for f, v in VALUE_ARGUMENTS.items() if f is op.fn), None)
+    if spec is None:
+        return None
+    try:
+        return list(spec(*op.args, **op.kwargs))
+    except TypeError:
+        return [*op.args, *op.kwargs.values()]
+
 
 OPAQUE = {str, repr, format, ascii, hash, id, runtime.format_string}   # refused with a message of their own
 
