@@ -206,3 +206,7 @@ def through_zip(x):
 def through_enumerate(x):
     pairs = list(enumerate(x))
     return pairs[1][1]
+
+
+def through_a_random_draw(x):
+    return np.sum(np.random.normal(x, 1.0))

@@ -95,6 +95,7 @@ CASES = [
                               (error_cases.through_arange, "np.arange(", "np.arange"),
                               (error_cases.through_unique, "np.unique(", "np.unique"),
                               (error_cases.through_heaviside, "np.heaviside(", "np.heaviside"),
+                              (error_cases.through_a_random_draw, "np.random.normal(", "np.random.normal"),
                               (error_cases.through_zip, "list(zip", "list"),
                               (error_cases.through_enumerate, "list(enumerate", "list")]],
 ]

@@ -74,6 +74,9 @@ VALUE_ARGUMENTS = {
     np.arange: _arange_values,
     np.unique: lambda ar, *_, **__: [ar],
     np.heaviside: lambda x1, x2, *_, **__: [x2],
+    np.random.normal: lambda loc=None, scale=None, *_, **__: [v for v in (loc, scale) if v is not None],
+    np.random.uniform: lambda low=None, high=None, *_, **__: [v for v in (low, high) if v is not None],
+    np.random.exponential: lambda scale=None, *_, **__: [scale] if scale is not None else [],
 }
 
 
