@@ -805,9 +805,10 @@ class Lowerer:
                     text += str(part.value).replace("{", "{{").replace("}", "}}")
                     continue
                 values.append(self.atom(part.value))
+                index = str(len(values) - 1)
                 conversion = "" if part.conversion in (-1, None) else "!" + chr(part.conversion)
                 spec = ":" + template(part.format_spec) if part.format_spec is not None else ""
-                text += "{" + str(len(values) - 1) + conversion + spec + "}"
+                text += "{" + index + conversion + spec + "}"
             return text
         text = template(node)
         if not values:

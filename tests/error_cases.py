@@ -161,7 +161,8 @@ def calls_an_unhashable_callable(x):
 
 
 def prints_and_formats(x):
-    print(f"x[0] = {x[0]:.3f}, {str(x[1])!r}")
+    width = 9
+    print(f"x[0] = {x[0]:.3f}, {str(x[1])!r} [{x[2]:{width}.2f}] {{braces}} {width!r:>4}")
     label = str(x)
     return np.sum(x * 2.0)
 

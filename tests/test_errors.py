@@ -145,10 +145,14 @@ def test_every_wrt_error_points_at_the_def(transform):
     assert_points_at(info.value, error_cases.recursive, "def recursive", "def")
 
 
-def test_text_made_from_a_value_and_never_read_back_is_fine():
+def test_text_made_from_a_value_and_never_read_back_is_fine(capsys):
     x = np.array([0.5, 1.5, 2.0])
+    error_cases.prints_and_formats(x)
+    printed = capsys.readouterr().out
     np.testing.assert_allclose(sg.grad(error_cases.prints_and_formats)(x), 2.0 * np.ones(3))
+    assert capsys.readouterr().out == printed                  # the f-string as Python formats it
     assert sg.jvp(error_cases.prints_and_formats)(x, np.ones(3))[1] == pytest.approx(6.0)
+    assert capsys.readouterr().out == printed
 
 
 def test_source_not_found():
