@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import primitives
-from .analyze import INT, SCALAR, Analysis, analyze
+from .analyze import DICT, INT, SCALAR, Analysis, Fields, analyze
 from .errors import NoDerivativeRule, UnsupportedSyntax
 from .forward_tidy import drop_dead_tangents, unpack_tuples
 from .inplace import MUTATIONS, in_place_writes
@@ -376,12 +376,12 @@ class ForwardModule(GradientModule):
         kinds = arg_kinds or {}
         lowered, names = self.prepare(fn, [p for p, k in kinds.items() if k in (SCALAR, INT)],
                                       [p for p, k in kinds.items() if isinstance(k, tuple) and len(k) == 1],
-                                      [p for p, k in kinds.items() if k == "dict"],
-                                      {p: k.names for p, k in kinds.items() if hasattr(k, "names")})
+                                      [p for p, k in kinds.items() if k == DICT],
+                                      {p: k.names for p, k in kinds.items() if isinstance(k, Fields)})
         self.origin = getattr(lowered.source, "origin", "") \
             or f"{os.path.basename(lowered.source.filename)}:{lowered.name}"
         analysis = analyze(lowered, list(wrt), arg_kinds)
-        self.structures.append({p: k for p, k in kinds.items() if k == "dict" or hasattr(k, "names")})
+        self.structures.append({p: k for p, k in kinds.items() if k == DICT or isinstance(k, Fields)})
         try:
             code = Forward(lowered, list(wrt), analysis, self, names, self.hint).run()
         finally:
