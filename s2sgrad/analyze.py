@@ -18,18 +18,30 @@ and tuples, added elementwise), or ``"unknown"``.
 from __future__ import annotations
 
 import operator
+
+import numpy as np
 from dataclasses import dataclass, field
 
 
 from .dtypes import Dtypes, is_real
+from .errors import UnsupportedSyntax
 from .shapes import Shapes
 
 from . import primitives
-from .ir import Assign, Function, If, Op, Var, While
+from .ir import Assign, Const, Function, If, Op, Var, While
 from .rules import is_nondifferentiable, rule_for
+from .rules.nondifferentiable import value_arguments
 
 TENSOR, SEQ, UNKNOWN = "tensor", "seq", "unknown"
-SEQ_MAKERS = {primitives.make_list, primitives.make_tuple, primitives.list_append}
+DICT = "dict"                     # an argument's kind: a dict (a "seq" to the analysis)
+
+
+@dataclass(frozen=True)
+class Fields:
+    """An argument's kind: a named tuple with these fields (a "seq" to the analysis; ``p.a`` is ``p[0]``)."""
+    names: tuple
+SEQ_MAKERS = {primitives.make_list, primitives.make_tuple, primitives.list_append, primitives.seq_setitem,
+              primitives.seq_concat, primitives.seq_repeat}
 NONE_KIND = "none"
 
 
@@ -66,6 +78,8 @@ def analyze(fn: Function, wrt: list[str], arg_kinds: dict[str, str] | None = Non
             if kind == INT:
                 ints.add(param)
             kind = TENSOR
+        elif kind == DICT or isinstance(kind, Fields):
+            kind = SEQ
         elif isinstance(kind, tuple):           # an array of this shape
             known_shapes[param] = kind
             kind = TENSOR
@@ -77,7 +91,7 @@ def analyze(fn: Function, wrt: list[str], arg_kinds: dict[str, str] | None = Non
         analysis.dtypes.block(fn.body)
         analysis.real_adjoints = analysis.dtypes.real() and is_real(seed_dtype)
     _kinds(fn.body, kinds)
-    _specialize(fn.body, kinds)
+    _specialize(fn.body, kinds, analysis.shapes)
     varied = set(wrt)
     _varied(fn.body, varied)
     if not activity:
@@ -88,6 +102,29 @@ def analyze(fn: Function, wrt: list[str], arg_kinds: dict[str, str] | None = Non
     _useful(fn.body, useful)
     analysis.active = {n for n in varied & useful if kinds.get(n) != NONE_KIND}
     return analysis
+
+
+BOOLEAN = [operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne, operator.is_,
+           operator.is_not, operator.contains, operator.not_, primitives.not_in, primitives.both, primitives.either,
+           bool, isinstance, callable, hasattr, all, any, np.all, np.any, np.isclose, np.allclose, np.array_equal,
+           np.greater, np.greater_equal, np.less, np.less_equal, np.equal, np.not_equal, np.isnan, np.isinf,
+           np.isfinite, np.logical_and, np.logical_or, np.logical_not, np.logical_xor, np.signbit]
+
+
+def boolean_result(fn: Function, analysis: Analysis):
+    """The statement computing `fn`'s result if that is a truth value (a comparison, ``bool(...)``, a logical
+    function), which has no gradient; else None."""
+    result = fn.result
+    if isinstance(result, Const) and isinstance(result.value, (bool, np.bool_)):
+        return fn
+    if not isinstance(result, Var):
+        return None
+    for stmt in fn.body:
+        if isinstance(stmt, Assign) and stmt.target == result.name:
+            boolean = isinstance(stmt.value, Op) and any(stmt.value.fn is b for b in BOOLEAN)
+            dtype = analysis.dtypes.of(result) if analysis.dtypes is not None else None
+            return stmt if boolean or isinstance(dtype, np.dtype) and dtype.kind == "b" else None
+    return None
 
 
 def first_complex_active(block: list, analysis: Analysis):
@@ -132,8 +169,22 @@ def _join(a: str, b: str) -> str:
     return UNKNOWN
 
 
+def _seq_form(op: Op, kinds):
+    """The list operation `op` is when it writes, adds or repeats lists or tuples: (function, arguments)."""
+    if op.kwargs:
+        return None
+    args = [_atom_kind(a, kinds) == SEQ for a in op.args]
+    if op.fn is primitives.setitem and args[0]:
+        return primitives.seq_setitem, op.args
+    if op.fn is operator.add and len(args) == 2 and any(args):
+        return primitives.seq_concat, op.args
+    if op.fn is operator.mul and len(args) == 2 and any(args):
+        return primitives.seq_repeat, op.args if args[0] else op.args[::-1]
+    return None
+
+
 def _op_kind(op: Op, kinds) -> str:
-    if op.fn in SEQ_MAKERS:
+    if op.fn in SEQ_MAKERS or _seq_form(op, kinds) is not None:
         return SEQ
     if op.fn in (operator.getitem, primitives.seq_getitem):
         return UNKNOWN if _atom_kind(op.args[0], kinds) != TENSOR else TENSOR
@@ -165,18 +216,26 @@ def _kinds(block, kinds) -> None:
                 kinds[r] = kinds[p]
 
 
-def _specialize(block, kinds) -> None:
-    """Indexing a list or tuple is ``seq_getitem``, whose adjoint is a list, not an array."""
+def _specialize(block, kinds, shapes) -> None:
+    """Indexing a list or tuple is ``seq_getitem``, whose adjoint is a list, not an array; writing one by
+    index, adding two and repeating one are ``seq_setitem``, ``seq_concat`` and ``seq_repeat``."""
     for stmt in block:
         if isinstance(stmt, Assign) and isinstance(stmt.value, Op) and stmt.value.fn is operator.getitem \
                 and _atom_kind(stmt.value.args[0], kinds) == SEQ:
             stmt.value.fn = primitives.seq_getitem
+        elif isinstance(stmt, Assign) and isinstance(stmt.value, Op) and _seq_form(stmt.value, kinds):
+            stmt.value.fn, stmt.value.args = _seq_form(stmt.value, kinds)
+            if stmt.value.augmented and not shapes.is_scalar(stmt.value.args[2]):
+                raise UnsupportedSyntax(
+                    "an augmented assignment to a list element changes the element itself where it is an array "
+                    "(and so every name for that array), which s2sgrad does not follow", stmt.loc,
+                    "write it out: ys[i] = ys[i] + ... (a new value in the list)")
         elif isinstance(stmt, If):
-            _specialize(stmt.body, kinds)
-            _specialize(stmt.orelse, kinds)
+            _specialize(stmt.body, kinds, shapes)
+            _specialize(stmt.orelse, kinds, shapes)
         elif isinstance(stmt, While):
-            _specialize(stmt.cond, kinds)
-            _specialize(stmt.body, kinds)
+            _specialize(stmt.cond, kinds, shapes)
+            _specialize(stmt.body, kinds, shapes)
 
 
 # ---------------------------------------------------------------- activity
@@ -195,8 +254,12 @@ def _varied(block, varied: set, through=differentiable) -> None:
                 continue
             value = stmt.value
             if isinstance(value, Op):
-                if through(value) and any(isinstance(a, Var) and a.name in varied
-                                          for a in [*value.args, *value.kwargs.values()]):
+                values = value_arguments(value)
+                if values is not None:          # a derivative through these only: refused, having no rule
+                    if any(isinstance(a, Var) and a.name in varied for a in values):
+                        varied.add(stmt.target)
+                elif through(value) and any(isinstance(a, Var) and a.name in varied
+                                            for a in [*value.args, *value.kwargs.values()]):
                     varied.add(stmt.target)
             elif isinstance(value, Var) and value.name in varied:
                 varied.add(stmt.target)
@@ -229,7 +292,10 @@ def _useful(block, useful: set) -> None:
             if stmt.target in useful:
                 value = stmt.value
                 if isinstance(value, Op):
-                    if differentiable(value):
+                    values = value_arguments(value)
+                    if values is not None:
+                        useful.update(a.name for a in values if isinstance(a, Var))
+                    elif differentiable(value):
                         useful.update(a.name for a in [*value.args, *value.kwargs.values()] if isinstance(a, Var))
                 elif isinstance(value, Var):
                     useful.add(value.name)
@@ -266,4 +332,4 @@ SCALAR = "scalar"
 INT = "int"
 
 
-__all__ = ["Analysis", "analyze", "differentiable", "TENSOR", "SEQ", "UNKNOWN", "SCALAR", "INT"]
+__all__ = ["Analysis", "analyze", "differentiable", "TENSOR", "SEQ", "DICT", "Fields", "UNKNOWN", "SCALAR", "INT"]

@@ -11,18 +11,20 @@ from __future__ import annotations
 
 import functools
 import inspect
+import re
 from typing import Callable, Sequence, Union
 
 import gast
 import numpy as np
 
-from .errors import COMPLEX_HINT, NonScalarOutput, S2SGradError, SourceNotFound, UnsupportedSyntax, WrtError
+from .errors import (COMPLEX_HINT, Location, NonScalarOutput, S2SGradError, SourceNotFound, UnsupportedSyntax,
+                     WrtError)
 from .lower import lowered_source
 from .dtypes import dtype_of
 from .module import GradientModule, kind_of
 from .optimizations import Optimize, resolve
 from .parse import parse_function
-from .runtime import SparseGrad
+from .runtime import SparseGrad, rebuilt
 from .rules.registry import nondifferentiable
 from .schedules import Schedule
 
@@ -76,6 +78,20 @@ def _parameters(f) -> list[str]:
     return list(inspect.signature(f).parameters)
 
 
+def def_location(f) -> Location | None:
+    """Where `f` is defined (its ``def`` or ``lambda`` line), for errors about how it is called."""
+    try:
+        lines, start = inspect.getsourcelines(inspect.unwrap(f))
+        filename = inspect.getsourcefile(inspect.unwrap(f)) or "<unknown>"
+    except (OSError, TypeError):
+        return None
+    for k, line in enumerate(lines):
+        match = re.search(r"\b(def|lambda)\b", line)
+        if match and not line.lstrip().startswith("@"):
+            return Location(filename, start + k, match.start(), line)
+    return Location(filename, start, 0, lines[0] if lines else "")
+
+
 def wrt_names(f, wrt: Wrt) -> tuple[list[str], bool]:
     """The parameter names `wrt` designates, and whether the gradient is a tuple."""
     params = _parameters(f)
@@ -83,19 +99,19 @@ def wrt_names(f, wrt: Wrt) -> tuple[list[str], bool]:
     names = []
     for item in (wrt if many else [wrt]):
         if isinstance(item, bool) or not isinstance(item, (int, str)):
-            raise WrtError(f"wrt must be an argument index or name, not {item!r}")
+            raise WrtError(f"wrt must be an argument index or name, not {item!r}", def_location(f))
         if isinstance(item, int):
             if not -len(params) <= item < len(params):
                 raise WrtError(f"wrt={item} is out of range: {f.__name__} has {len(params)} argument(s) "
-                               f"({', '.join(params)})")
+                               f"({', '.join(params)})", def_location(f))
             names.append(params[item])
         else:
             if item not in params:
                 raise WrtError(f"wrt={item!r} names no argument of {f.__name__} (its arguments: "
-                               f"{', '.join(params)})")
+                               f"{', '.join(params)})", def_location(f))
             names.append(item)
     if len(set(names)) != len(names):
-        raise WrtError(f"wrt names an argument twice: {wrt!r}")
+        raise WrtError(f"wrt names an argument twice: {wrt!r}", def_location(f))
     return names, many
 
 
@@ -118,15 +134,15 @@ def _check_differentiable(f, name: str, value) -> None:
         dtype = np.asarray(leaf).dtype
         if dtype.kind == "c":
             raise WrtError(f"argument '{name}' of {f.__name__} is complex: s2sgrad differentiates real "
-                           f"arithmetic only", hint=COMPLEX_HINT)
+                           f"arithmetic only", def_location(f), hint=COMPLEX_HINT)
         if dtype.kind in "biu":
             raise WrtError(f"argument '{name}' of {f.__name__} is an integer ({type(leaf).__name__}, "
-                           f"dtype {dtype}): it has no gradient",
+                           f"dtype {dtype}): it has no gradient", def_location(f),
                            hint=f"pass a float (for example {name}=float(...) or "
                                 f"np.asarray(..., dtype=float)), or leave '{name}' out of wrt")
         if dtype.kind not in "fc":
             raise WrtError(f"argument '{name}' of {f.__name__} is not a number ({type(leaf).__name__})",
-                           hint=f"leave '{name}' out of wrt")
+                           def_location(f), hint=f"leave '{name}' out of wrt")
 
 
 def checked_options(options: dict) -> dict:
@@ -374,7 +390,7 @@ def _flatten(value):
             for (_, build), n in zip(parts, sizes):
                 out.append(build(new[k:k + n]))
                 k += n
-            return type(value)(out)
+            return rebuilt(value, out)
         return leaves, rebuild
     if isinstance(value, dict):
         keys = list(value)

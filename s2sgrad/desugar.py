@@ -2,7 +2,8 @@
 
 Before lowering into the functional form, on the gast tree:
 
-- ``for`` over ``range(...)``, an array or list, ``enumerate`` or ``zip`` becomes a ``while``
+- ``for`` over ``range(...)``, an array or list, ``enumerate``, ``zip``, ``reversed``, ``np.ndindex``,
+  a dict's ``keys()``, ``values()`` or ``items()`` (or a dict argument itself) becomes a ``while``
   over a hidden counter (incremented first, so that ``continue`` needs nothing special);
 - list comprehensions and generator expressions become such loops appending to a list;
 - ``break`` and ``continue`` become flags that guard the rest of the body and the condition;
@@ -23,8 +24,13 @@ Before lowering into the functional form, on the gast tree:
 """
 from __future__ import annotations
 
-import gast
+import builtins
+import copy
 
+import gast
+import numpy as np
+
+from . import runtime
 from .errors import UnsupportedSyntax
 
 
@@ -40,8 +46,20 @@ def _const(value):
     return gast.Constant(value=value, kind=None)
 
 
-def _call(fn: str, *args):
-    return gast.Call(func=_name(fn), args=list(args), keywords=[])
+def _call(fn, *args):
+    """A call of builtin or runtime function `fn`, which lowering takes as that object whatever the user's
+    namespace binds to its name (a global ``len`` of the user's is not this ``len``)."""
+    func = _name(fn.__name__)
+    func.resolved = fn
+    return gast.Call(func=func, args=list(args), keywords=[])
+
+
+class _Substitute(gast.NodeTransformer):
+    def __init__(self, name: str, expr):
+        self.name, self.expr = name, expr
+
+    def visit_Name(self, node):
+        return copy.deepcopy(self.expr) if node.id == self.name else node
 
 
 def _not(expr):
@@ -99,9 +117,13 @@ def always_returns(stmts) -> bool:
 class Desugar:
     """Rewrites one function body; `names` hands out fresh identifiers."""
 
-    def __init__(self, parsed, names):
+    def __init__(self, parsed, names, dicts=()):
         self.parsed = parsed
         self.names = names
+        self.assigned = {n.id for n in gast.walk(parsed.tree) if isinstance(n, gast.Name)
+                         and isinstance(n.ctx, (gast.Store, gast.Param))}
+        self.dicts = set(dicts) - {n.id for n in gast.walk(parsed.tree) if isinstance(n, gast.Name)
+                                   and isinstance(n.ctx, gast.Store)}        # dict parameters never rebound
 
     def error(self, message, node, hint=None):
         return UnsupportedSyntax(message, self.parsed.location(node), hint)
@@ -255,7 +277,7 @@ class Desugar:
                     setup += s
                     parts.append(held_arg)
                 trips = self.names.reserve(f"{hint}_trips")
-                setup.append(_assign(trips, _call("len", _call("range", *parts))))
+                setup.append(_assign(trips, _call(builtins.len, _call(builtins.range, *parts))))
                 start = parts[0]
                 offset = _name(count) if len(parts) == 2 else \
                     gast.BinOp(left=_name(count), op=gast.Mult(), right=parts[2])
@@ -273,13 +295,55 @@ class Desugar:
                 stops.append(stop)
                 elements.append(element)
             trips = self.names.reserve(f"{hint}_trips")
-            setup.append(_assign(trips, _call("min", *stops)))
+            setup.append(_assign(trips, _call(builtins.min, *stops)))
             return setup, _name(trips), gast.Tuple(elts=elements, ctx=gast.Load())
+        callee = self.callee(iterable)
+        if callee is reversed and len(iterable.args) == 1:
+            inner = iterable.args[0]
+            if self.callee(inner) in (enumerate, zip):
+                raise self.error("reversed() of enumerate or zip is not reversible", iterable,
+                                 "reverse what they iterate over instead")
+            setup, stop, element = self.iteration(inner, count, hint)
+            back = gast.BinOp(left=gast.BinOp(left=copy.deepcopy(stop), op=gast.Sub(), right=_const(1)),
+                              op=gast.Sub(), right=_name(count))
+            return setup, stop, _Substitute(count, back).visit(element)
+        if callee is np.ndindex:                   # the index tuples, listed once
+            iterable = _call(builtins.list, iterable)
+        elif isinstance(iterable, gast.Call) and isinstance(iterable.func, gast.Attribute) \
+                and iterable.func.attr in ("keys", "values", "items") and not iterable.args \
+                and not iterable.keywords:         # a dict's keys, values or items: by its keys, listed once
+            setup, mapping = held(iterable.func.value, "dict")
+            keys = self.names.reserve(f"{hint}_keys")
+            setup.append(_assign(keys, _call(runtime.dict_keys, mapping)))
+            trips = self.names.reserve(f"{hint}_trips")
+            setup.append(_assign(trips, _call(builtins.len, _name(keys))))
+            key = gast.Subscript(value=_name(keys), slice=_name(count), ctx=gast.Load())
+            value = gast.Subscript(value=copy.deepcopy(mapping), slice=copy.deepcopy(key), ctx=gast.Load())
+            element = {"keys": key, "values": value,
+                       "items": gast.Tuple(elts=[key, value], ctx=gast.Load())}[iterable.func.attr]
+            return setup, _name(trips), element
+        elif isinstance(iterable, gast.Name) and iterable.id in self.dicts:
+            iterable = _call(runtime.dict_keys, iterable)          # a dict argument: its keys
         setup, seq = held(iterable, "items")
         trips = self.names.reserve(f"{hint}_trips")
-        setup.append(_assign(trips, _call("len", seq)))
+        setup.append(_assign(trips, _call(builtins.len, seq)))
         element = gast.Subscript(value=seq, slice=_name(count), ctx=gast.Load())
         return setup, _name(trips), element
+
+    def callee(self, node):
+        """The object a call's function names in the user's namespace (None if unknown or not a call)."""
+        if not isinstance(node, gast.Call):
+            return None
+        func, path = node.func, []
+        while isinstance(func, gast.Attribute):
+            path.append(func.attr)
+            func = func.value
+        if not isinstance(func, gast.Name) or func.id in self.assigned:
+            return None
+        value = self.parsed.resolve(func.id)
+        for attr in reversed(path):
+            value = getattr(value, attr, None)
+        return value
 
     # ---------------------------------------------------------------- break, continue, return
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import primitives
-from .analyze import INT, SCALAR, Analysis, analyze
+from .analyze import DICT, INT, SCALAR, Analysis, Fields, analyze
 from .errors import NoDerivativeRule, UnsupportedSyntax, derivative_call_refusal
 from .forward_tidy import drop_dead_tangents, unpack_tuples
 from .inplace import MUTATIONS, in_place_writes
@@ -43,6 +43,7 @@ from .module import GradientModule
 from .relower import is_generated, parse_generated
 from .reverse import is_user_function
 from .rules import tangent_rule_for
+from .rules.nondifferentiable import opaque_call_error
 from .runtime import derivative_jvp, derivative_vjp
 from .tangent_inline import expand_tangent
 from .syntax import assign as _assign, call as _call, function as _function, name as _name, origin as _origin
@@ -201,6 +202,9 @@ class Forward:
         op = stmt.value
         rule = tangent_rule_for(op.fn)
         if rule is None:
+            refusal = opaque_call_error(op.fn, stmt.loc)
+            if refusal is not None:
+                raise refusal
             name = primitives.python_name(op.fn) or op.name or getattr(op.fn, "__name__", repr(op.fn))
             if hasattr(op.fn, "s2sgrad_derivative"):         # a derivative s2sgrad made: its jvp, at run time
                 from .higher import derivative_tangent_rule
@@ -231,7 +235,8 @@ class Forward:
             return code
         tangent = self.tangent_of(array)
         if tangent is None or array.name not in self.owned:
-            return code + self.by_rule(stmt)
+            by_rule = self.by_rule(stmt)       # before the write: it may read the array as it was
+            return code + by_rule if target in _reads(by_rule) else by_rule + code
         item = op.args[-1]
         if op.fn is primitives.setitem and self.tangent_of(item) is None:
             written = ast.Constant(0.0)                    # a value without a tangent zeroes what it replaces
@@ -250,9 +255,9 @@ class Forward:
         op, target, loc = stmt.value, stmt.target, stmt.loc
         args = self.module.call_arguments(op, loc)
         mask = tuple(self.tangent_of(a) is not None for a in args)
-        callee = self.module.tangent_callee(op.fn, mask, loc) if target in self.active and any(mask) else None
+        callee = self.module.tangent_callee(op.fn, mask, loc, args) if target in self.active and any(mask) else None
         if callee is None:
-            primal, _ = self.module.callee(op.fn, (False,) * len(args), loc)
+            primal, _ = self.module.callee(op.fn, (False,) * len(args), loc, args)
             call = _call(primal, *[atom_expr(a) for a in args])
             if target is None:
                 return [_origin(ast.Expr(call), loc)]
@@ -365,12 +370,12 @@ class ForwardModule(GradientModule):
         self.tangent_callees: dict = {}
         self.tangent_in_progress: list = []
 
-    def prepare(self, fn, scalars=(), vectors=()):
+    def prepare(self, fn, scalars=(), vectors=(), dicts=(), fields=None):
         if isinstance(fn, LiftedFunction) or not is_generated(fn):
-            return super().prepare(fn, scalars, vectors)
+            return super().prepare(fn, scalars, vectors, dicts, fields)
         lowerer = Lowerer(parse_generated(fn), scalars=scalars, vectors=vectors)
         lowered = lowerer.function()
-        self.collect_globals(lowered)
+        self.collect_globals(lowered, lowerer.names)
         return lowered, lowerer.names
 
     def tidy(self, node: ast.FunctionDef, names, keep=frozenset(), row_stacks=None,
@@ -383,38 +388,47 @@ class ForwardModule(GradientModule):
         """``name(*params, *tangents of wrt) -> (value, tangent of value)`` for `fn`."""
         kinds = arg_kinds or {}
         lowered, names = self.prepare(fn, [p for p, k in kinds.items() if k in (SCALAR, INT)],
-                                      [p for p, k in kinds.items() if isinstance(k, tuple) and len(k) == 1])
+                                      [p for p, k in kinds.items() if isinstance(k, tuple) and len(k) == 1],
+                                      [p for p, k in kinds.items() if k == DICT],
+                                      {p: k.names for p, k in kinds.items() if isinstance(k, Fields)})
         self.origin = getattr(lowered.source, "origin", "") \
             or f"{os.path.basename(lowered.source.filename)}:{lowered.name}"
         analysis = analyze(lowered, list(wrt), arg_kinds)
-        code = Forward(lowered, list(wrt), analysis, self, names, self.hint).run()
-        fn_name = self.names.take(name or identifier(f"jvp_{lowered.name}_{'_'.join(wrt)}"))
+        self.structures.append({p: k for p, k in kinds.items() if k == DICT or isinstance(k, Fields)})
+        try:
+            code = Forward(lowered, list(wrt), analysis, self, names, self.hint).run()
+        finally:
+            self.structures.pop()
+        fn_name = self.names.fresh(name or identifier(f"jvp_{lowered.name}_{'_'.join(wrt)}"))
         body = [*code.body, ast.Return(ast.Tuple([code.result, code.tangent], ast.Load()))]
         node = self.tidy(_function(fn_name, list(lowered.params) + code.tangent_params, body), names)
         self.functions.append(node)
         return node
 
-    def tangent_callee(self, fn, mask: tuple, loc) -> str | None:
+    def tangent_callee(self, fn, mask: tuple, loc, args=()) -> str | None:
         """The name of the tangent function of user function `fn` given tangents where `mask` is true:
         ``name(*args, *tangents) -> (value, tangent)``; None if its result has no tangent."""
-        key = (id(fn), mask)
+        structures = self.structures_of(args)
+        key = (id(fn), mask, structures)
         if key in self.tangent_callees:
             return self.tangent_callees[key]
         if any(k[0] == id(fn) for k in self.tangent_in_progress):
             raise UnsupportedSyntax(f"recursive call of '{fn.__name__}' cannot be differentiated", loc,
                                     "rewrite the recursion as a loop")
-        lowered, names = self.prepare(fn)
+        lowered, names = self.prepare_callee(fn, structures)
         wrt = [p for p, m in zip(lowered.params, mask) if m]
-        analysis = analyze(lowered, wrt)
+        analysis = analyze(lowered, wrt, self.callee_kinds(lowered, structures))
         if not analysis.is_active(lowered.result):
             self.tangent_callees[key] = None
             return None
         fn_name = self.tangent_callees[key] = self.names.fresh(f"{fn.__name__}_jvp")
         self.tangent_in_progress.append(key)
+        self.structures.append(dict(zip(lowered.params, structures)))
         try:
             code = Forward(lowered, wrt, analysis, self, names, self.hint).run()
         finally:
             self.tangent_in_progress.pop()
+            self.structures.pop()
         body = [*code.body, ast.Return(ast.Tuple([code.result, code.tangent], ast.Load()))]
         self.functions.append(self.tidy(_function(fn_name, list(lowered.params) + code.tangent_params, body), names))
         return fn_name

@@ -28,12 +28,13 @@ from typing import Callable
 import numpy as np
 
 from .analyze import INT, SCALAR, TENSOR
-from .api import _call_values, _extra_name, _check_differentiable, _parameters, generated, refuse_complex, wrt_names
+from .api import _call_values, _extra_name, _flatten, _check_differentiable, _parameters, generated, refuse_complex, \
+    wrt_names
 from .errors import NoDerivativeRule, NonScalarOutput, S2SGradError, WrtError, derivative_call_refusal
 from .forward import ForwardModule, identifier, tangent_hint
 from .module import kind_of
 from .rules.registry import Rule
-from .runtime import random_state
+from .runtime import random_state, rebuilt
 
 _CACHE: dict = {}
 
@@ -144,7 +145,8 @@ def hvp(f: Callable | None = None, wrt=0, *, verbose: bool = False) -> Callable:
 def hessian(f: Callable, wrt=0) -> Callable:
     """The Hessian of scalar `f` with respect to `wrt`, one Hessian-vector product per input element
     (meant for small inputs). For an argument of shape s it has shape ``s + s``; for a tuple `wrt`,
-    block ``[i][j]`` is the Hessian with respect to arguments i and j.
+    block ``[i][j]`` is the Hessian with respect to arguments i and j. For a list, tuple or dict
+    argument each block is that structure of that structure of blocks: ``H["a"]["b"]`` for a dict.
 
         >>> hessian(lambda x: np.sum(x ** 3))(np.ones(2))   # doctest: +SKIP
         array([[6., 0.],
@@ -163,6 +165,20 @@ def hessian(f: Callable, wrt=0) -> Callable:
         return _assemble(points, many, lambda direction: product(*values, direction), _generators(f, values))
 
     return attach(second, f, params, None, f"hessian({f.__name__})")
+
+
+def _shaped(value, items: list):
+    """`items` (one per array or number in `value`, in `_flatten`'s order) in the structure of `value`:
+    the Hessian of a dict argument is a dict of dicts of blocks."""
+    items = list(items)
+
+    def build(v):
+        if isinstance(v, (list, tuple)):
+            return rebuilt(v, [build(u) for u in v])
+        if isinstance(v, dict):
+            return {k: build(v[k]) for k in v}
+        return items.pop(0)
+    return build(value)
 
 
 def grad_of_grad(f: Callable, inner=0, outer=0) -> Callable:
@@ -552,22 +568,32 @@ def _hessian(spec: Spec, names: tuple, many: bool, label: str):
 
 def _assemble(points: list, many: bool, product, generators: tuple):
     """The Hessian blocks from `product(directions) -> H @ directions` (a tuple per argument); each product
-    draws the random numbers one call of the function draws (from the `generators`' states at the start)."""
+    draws the random numbers one call of the function draws (from the `generators`' states at the start).
+    A list, tuple or dict argument gives blocks in its structure (see `hessian`)."""
     start = random_state(*generators) if generators else None
-    zeros = [np.zeros(np.shape(x)) for x in points]
-    columns = [[[] for _ in points] for _ in points]       # [i][j]: columns of block (i, j)
-    for j, x in enumerate(points):
-        for k in range(np.size(x)):
-            unit = np.zeros(np.size(x))
-            unit[k] = 1.0
-            direction = [*zeros[:j], unit.reshape(np.shape(x)), *zeros[j + 1:]]
-            if start is not None:
-                start.restore()
-            for i, hv in enumerate(product(tuple(direction))):
-                columns[i][j].append(np.ravel(hv))
-    blocks = [[np.stack(columns[i][j], axis=-1).reshape(np.shape(points[i]) + np.shape(points[j]))
+    leaves = [_flatten(x)[0] for x in points]              # per argument, its arrays (or numbers)
+    zeros = [[np.zeros(np.shape(leaf)) for leaf in arg] for arg in leaves]
+    columns: dict = {}                                     # (i, a, j, b): columns of block (i, a), (j, b)
+    for j, arg in enumerate(leaves):
+        for b, leaf in enumerate(arg):
+            for k in range(np.size(leaf)):
+                unit = np.zeros(np.size(leaf))
+                unit[k] = 1.0
+                direction = [_shaped(x, zeros[i]) for i, x in enumerate(points)]
+                direction[j] = _shaped(points[j], [*zeros[j][:b], unit.reshape(np.shape(leaf)), *zeros[j][b + 1:]])
+                if start is not None:
+                    start.restore()
+                for i, hv in enumerate(product(tuple(direction))):
+                    for a, part in enumerate(_flatten(hv)[0]):
+                        columns.setdefault((i, a, j, b), []).append(np.ravel(part))
+
+    def block(i, a, j, b):
+        out = np.stack(columns[i, a, j, b], axis=-1).reshape(np.shape(leaves[i][a]) + np.shape(leaves[j][b]))
+        return float(out) if np.ndim(out) == 0 else out
+
+    blocks = [[_shaped(points[i], [_shaped(points[j], [block(i, a, j, b) for b in range(len(leaves[j]))])
+                                   for a in range(len(leaves[i]))])
                for j in range(len(points))] for i in range(len(points))]
-    blocks = [[float(b) if np.ndim(b) == 0 else b for b in row] for row in blocks]
     return tuple(tuple(row) for row in blocks) if many else blocks[0][0]
 
 

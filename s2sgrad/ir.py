@@ -51,6 +51,7 @@ class Op:
     args: list
     kwargs: dict = field(default_factory=dict)
     name: str | None = None          # how the user wrote `fn`, when it is not a library function
+    augmented: bool = False          # a write ``y[i] op= v`` (Python changes the element y[i] itself)
 
 
 @dataclass(eq=False)
@@ -97,6 +98,7 @@ class Function:
     loc: Location | None = None
     source: object = field(default=None, repr=False)     # the ParsedFunction it came from
     defaults: list = field(default_factory=list)          # source text of the parameters' defaults
+    free_names: dict = field(default_factory=dict)        # a free name renamed in generated code -> the user's
 
 
 def atoms_of(stmt) -> Iterator[Atom]:

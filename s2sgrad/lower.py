@@ -27,8 +27,9 @@ from .aliasing import Aliasing
 from .desugar import Desugar
 from .errors import UnsupportedSyntax
 from .ir import Assign, Const, Function, Global, If, Op, Var, While
-from .names import Names
+from .names import Names, generated_names, meaning
 from .parse import MISSING, ParsedFunction
+from .rules.registry import hashable
 
 # Methods and attributes of arrays, written as the NumPy functions they mean.
 METHODS = {
@@ -71,7 +72,7 @@ def lower(parsed: ParsedFunction, extra_params: list[str] = ()) -> Function:
     return Lowerer(parsed).function(list(extra_params))
 
 
-def lower_function(fn, scalars=(), vectors=()) -> tuple[Function, Names]:
+def lower_function(fn, scalars=(), vectors=(), dicts=(), fields=None) -> tuple[Function, Names]:
     """Lower a user function or a LiftedFunction; also returns the names it uses.
 
     `scalars` names parameters known to hold Python or NumPy scalars, `vectors` those known to hold
@@ -81,7 +82,7 @@ def lower_function(fn, scalars=(), vectors=()) -> tuple[Function, Names]:
     if isinstance(fn, LiftedFunction):
         lowerer = Lowerer(fn.parsed, functions=fn.functions)
         return lowerer.function(list(fn.free)), lowerer.names
-    lowerer = Lowerer(parse_function(fn), scalars=scalars, vectors=vectors)
+    lowerer = Lowerer(parse_function(fn), scalars=scalars, vectors=vectors, dicts=dicts, fields=fields)
     return lowerer.function(), lowerer.names
 
 
@@ -146,14 +147,17 @@ def _stored_names(stmts) -> list[str]:
 
 class Lowerer:
     def __init__(self, parsed: ParsedFunction, names: Names | None = None, functions=None, scalars=(),
-                 vectors=()):
+                 vectors=(), dicts=(), fields=None):
         self.parsed = parsed
+        self.dicts = dicts                        # parameters known to hold dicts
+        self.fields = fields or {}                # parameters known to hold named tuples -> their fields
         self.names = names or Names(_identifiers(parsed.tree))
         self.env: dict[str, object] = dict(functions or {})   # user name -> SSA name or LiftedFunction
         self.aliasing = Aliasing(scalars, self.resolve_callee, vectors)
         self.out: list = []                       # the block being built
         self.node = parsed.tree                   # the statement being lowered, for locations
         self.loop_locals: dict[str, object] = {}  # names that exist only inside an earlier loop
+        self.global_names: dict[str, str] = {}    # the user's free name -> its name in generated code
 
     # ---------------------------------------------------------------- helpers
 
@@ -178,7 +182,7 @@ class Lowerer:
     def resolve_callee(self, node):
         """The object a call's function expression names in the user's namespace, or None."""
         callee = self.value_kind(node)
-        return callee.value if isinstance(callee, Global) else None
+        return hashable(callee.value) if isinstance(callee, Global) else None
 
     def emit(self, target, value) -> None:
         self.out.append(Assign(target, value, self.parsed.location(self.node)))
@@ -229,6 +233,9 @@ class Lowerer:
                              tree, "give the function plain positional parameters")
         params = []
         for arg in list(args.args):
+            if arg.id in self.names.own:
+                raise self.error(f"a parameter named '{arg.id}' would hide generated code's own '{arg.id}'", arg,
+                                 f"rename the parameter '{arg.id}'")
             params.append(self.names.take(arg.id))
             self.env[arg.id] = arg.id
             scalar, vector = arg.id in self.aliasing.scalars, arg.id in self.aliasing.vectors
@@ -240,10 +247,11 @@ class Lowerer:
         for name in extra_params:
             params.append(self.names.take(name))
             self.env[name] = name
-        body = Desugar(self.parsed, self.names).function(copy.deepcopy(tree.body))
+        body = Desugar(self.parsed, self.names, self.dicts).function(copy.deepcopy(tree.body))
         result = self.block(body)
         function = Function(tree.name, params, self.out, result, self.parsed.location(tree), self.parsed)
         function.defaults = [ast.unparse(gast.gast_to_ast(d)) for d in tree.args.defaults]
+        function.free_names = {generated: user for user, generated in self.global_names.items()}
         return function
 
     def block(self, stmts):
@@ -415,7 +423,8 @@ class Lowerer:
             item = self.bind(Op(operator.getitem, [Var(self.lookup_local(array)), index]), "item")
             operand = self.atom(stmt.value)
             updated = self.bind(Op(fn, [item, operand]), "item")
-            written = Op(primitives.setitem, [Var(self.lookup_local(array)), index, updated])
+            written = Op(primitives.setitem, [Var(self.lookup_local(array)), index, updated], augmented=True)
+            self.node = target
             self.written_in_place(array, written, target)
         else:
             raise self.error("augmented assignment to an attribute is not supported", target)
@@ -554,6 +563,8 @@ class Lowerer:
         return self.env[name]
 
     def name_atom(self, name: str, node):
+        if hasattr(node, "resolved"):             # a builtin or runtime function desugaring calls
+            return Global(name, node.resolved)
         stale = self.aliasing.stale(name)
         if stale is not None:
             raise self.stale_error(name, *stale, node)
@@ -571,6 +582,15 @@ class Lowerer:
             raise self.error(f"name '{name}' is not defined", node)
         if value is None or isinstance(value, (bool, str)):
             return Const(value)
+        return self.global_atom(name, value)
+
+    def global_atom(self, name: str, value) -> Global:
+        """The user's free name `name`, renamed where generated code means something else by it
+        (a global ``like = 0.5`` is ``like_1`` in generated code, which calls runtime's ``like``)."""
+        if name in generated_names() and value is not meaning(name):
+            if name not in self.global_names:
+                self.global_names[name] = self.names.fresh(name)
+            name = self.global_names[name]
         return Global(name, value)
 
     def value(self, node):
@@ -695,10 +715,15 @@ class Lowerer:
             except AttributeError:
                 raise self.error(f"'{base.name}' has no attribute '{node.attr}'", node) from None
             return Global(f"{base.name}.{node.attr}", value)
+        if isinstance(node.value, gast.Name) and node.attr in self.fields.get(node.value.id, ()) \
+                and isinstance(base, Var) and base.name == node.value.id:      # a named tuple argument's field
+            return Op(operator.getitem, [base, Const(self.fields[node.value.id].index(node.attr))])
         if node.attr in ATTRIBUTES:
             return Op(ATTRIBUTES[node.attr], [self.bind(base, "t")])
         raise self.error(f"the attribute '{node.attr}' of a local value is not supported", node,
-                         "use the NumPy function instead (np.shape(x), np.transpose(x), ...)")
+                         "use the NumPy function instead (np.shape(x), np.transpose(x), ...); "
+                         "a named tuple's fields are known only for an argument: unpack it (a, b = p) or "
+                         "index it (p[0]) elsewhere")
 
     def expr_Call(self, node):
         func = node.func
@@ -738,6 +763,10 @@ class Lowerer:
         callee = self.value(func)
         if not isinstance(callee, Global) or not callable(callee.value):
             raise self.error("only named functions can be called", node)
+        callee = Global(callee.name, hashable(callee.value))
+        if any(callee.value is f for f in (eval, exec, compile, locals, globals, vars)):
+            raise self.error(f"{callee.name}() runs or reads code that s2sgrad cannot see", node,
+                             "write the computation out in the function")
         if callee.value in SHAPE_READERS:             # generated code's like(x): a write keeps x's shape
             args = [Var(self.env[a.id]) if isinstance(a, gast.Name) and isinstance(self.env.get(a.id), str)
                     else self.atom(a) for a in node.args]
@@ -750,10 +779,12 @@ class Lowerer:
     def value_kind(self, node):
         """Without emitting code: a Global if `node` names a module-level object, else None."""
         if isinstance(node, gast.Name):
+            if hasattr(node, "resolved"):
+                return Global(node.id, node.resolved)
             if node.id in self.env or node.id in self.loop_locals:
                 return None
             value = self.parsed.resolve(node.id)
-            return Global(node.id, value) if value is not MISSING else None
+            return self.global_atom(node.id, value) if value is not MISSING else None
         if isinstance(node, gast.Attribute):
             base = self.value_kind(node.value)
             if isinstance(base, Global) and hasattr(base.value, node.attr):
@@ -765,7 +796,24 @@ class Lowerer:
                          "define it with def inside the function")
 
     def expr_JoinedStr(self, node):
-        return Const("<f-string>")
+        values = []
+
+        def template(joined) -> str:
+            text = ""
+            for part in joined.values:
+                if isinstance(part, gast.Constant):
+                    text += str(part.value).replace("{", "{{").replace("}", "}}")
+                    continue
+                values.append(self.atom(part.value))
+                index = str(len(values) - 1)
+                conversion = "" if part.conversion in (-1, None) else "!" + chr(part.conversion)
+                spec = ":" + template(part.format_spec) if part.format_spec is not None else ""
+                text += "{" + index + conversion + spec + "}"
+            return text
+        text = template(node)
+        if not values:
+            return Const(text)
+        return Op(runtime.format_string, [Const(text), *values])
 
     def expr_Starred(self, node):
         raise self.error("starred expressions are not supported", node)

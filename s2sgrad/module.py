@@ -11,13 +11,14 @@ import ast
 import inspect
 import os
 
+import gast
 import numpy as np
 
 from . import ir, runtime, schedules
-from .analyze import INT, SCALAR, SEQ, TENSOR, analyze, first_complex_active
+from .analyze import DICT, INT, Fields, SCALAR, SEQ, TENSOR, analyze, boolean_result, first_complex_active
 from .codegen import comment_line, compile_module, drop_broadcasts, fold, merge_collections, render, unshare
 from .coalesce import coalesce
-from .errors import COMPLEX_HINT, S2SGradError, UnsupportedSyntax
+from .errors import COMPLEX_HINT, NonScalarOutput, S2SGradError, UnsupportedSyntax
 from .ir import Const, Global, Op, Var
 from .liveness import is_scalar_output
 from .lower import LiftedFunction, lower_function
@@ -46,9 +47,13 @@ def imports(functions: list) -> str:
 
 
 def kind_of(value):
-    """What generated code is specialized on: "int", "scalar", "seq" (a list, tuple or dict), an array's
-    shape, or "tensor" (anything else)."""
-    if isinstance(value, (list, tuple, dict)):
+    """What generated code is specialized on: "int", "scalar", "seq" (a list or tuple), "dict", a named
+    tuple's `Fields`, an array's shape, or "tensor" (anything else)."""
+    if isinstance(value, dict):
+        return DICT
+    if isinstance(value, tuple) and isinstance(getattr(type(value), "_fields", None), tuple):
+        return Fields(type(value)._fields)
+    if isinstance(value, (list, tuple)):
         return SEQ
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         return INT
@@ -73,23 +78,29 @@ class GradientModule:
         self.names = Names()
         self.callees: dict = {}
         self.in_progress: list = []
+        self.structures: list[dict] = []        # per function being generated: its parameters' container kinds
         self.origin = ""
 
     # ---------------------------------------------------------------- pipeline of one function
 
-    def prepare(self, fn, scalars=(), vectors=()):
+    def prepare(self, fn, scalars=(), vectors=(), dicts=(), fields=None):
         """Lower `fn` (a function or a LiftedFunction); also returns the names it uses."""
-        lowered, names = lower_function(fn, scalars, vectors)
-        self.collect_globals(lowered)
+        lowered, names = lower_function(fn, scalars, vectors, dicts, fields)
+        self.collect_globals(lowered, names)
         if self.recomputes:
             save_states_for_recomputation(lowered.body, names, is_recomputed)
         return lowered, names
 
-    def collect_globals(self, lowered: ir.Function) -> None:
+    def collect_globals(self, lowered: ir.Function, names: Names) -> None:
+        """Record the user globals `lowered` names. No function of the module will take a name it uses
+        (a global's, a local's), but for its nested defs', which are the module's functions."""
+        tree = lowered.source.tree
+        nested = {n.name for n in gast.walk(tree) if isinstance(n, gast.FunctionDef) and n is not tree}
+        self.names.reserved |= names.taken | {n.id for n in gast.walk(tree) if isinstance(n, gast.Name)} - nested
         for atom in _all_atoms(lowered.body, lowered.result):
             if isinstance(atom, Global):
                 root = atom.name.split(".")[0]
-                value = lowered.source.resolve(root)
+                value = lowered.source.resolve(lowered.free_names.get(root, root))
                 existing = self.namespace.get(root, value)
                 if existing is not value:
                     raise UnsupportedSyntax(f"two functions use the global name '{root}' for different objects",
@@ -105,10 +116,16 @@ class GradientModule:
         self.in_progress.append((id(fn), None))
         kinds = arg_kinds or {}
         lowered, names = self.prepare(fn, [p for p, k in kinds.items() if k in (SCALAR, INT)],
-                                      [p for p, k in kinds.items() if isinstance(k, tuple) and len(k) == 1])
+                                      [p for p, k in kinds.items() if isinstance(k, tuple) and len(k) == 1],
+                                      [p for p, k in kinds.items() if k == DICT],
+                                      {p: k.names for p, k in kinds.items() if isinstance(k, Fields)})
         analysis = analyze(lowered, list(wrt), arg_kinds, activity="activity" in self.optimizations,
                            arg_dtypes=arg_dtypes, seed_dtype=seed_dtype)
         self.origin = f"{os.path.basename(lowered.source.filename)}:{lowered.name}"
+        boolean = boolean_result(lowered, analysis)
+        if boolean is not None:
+            raise NonScalarOutput(f"the output of {lowered.name} is a truth value, which has no gradient", boolean.loc,
+                                  "return the number the condition is about (a loss), not the condition")
         complex_value = first_complex_active(lowered.body, analysis) if analysis.dtypes is not None else None
         if complex_value is not None:
             raise UnsupportedSyntax(f"this value is complex, and lies between {', '.join(map(repr, wrt))} and "
@@ -116,8 +133,12 @@ class GradientModule:
                                     COMPLEX_HINT)
         scalar_output = mode == "grad" and "dead_primal_code" in self.optimizations \
             and isinstance(lowered.result, Var) and is_scalar_output(lowered.result.name, analysis)
-        sweeps = Reverse(lowered, wrt, analysis, self, names, self.checkpoint, self.optimizations,
-                         self.sparse, value_needed=mode != "grad" or not scalar_output).run()
+        self.structures.append({p: k for p, k in kinds.items() if k == DICT or isinstance(k, Fields)})
+        try:
+            sweeps = Reverse(lowered, wrt, analysis, self, names, self.checkpoint, self.optimizations,
+                             self.sparse, value_needed=mode != "grad" or not scalar_output).run()
+        finally:
+            self.structures.pop()
         grads = [g if g is not None else _call("zeros_like", _name(p)) for g, p in zip(sweeps.grads, wrt)]
         grad = grads[0] if len(grads) == 1 else ast.Tuple(grads, ast.Load())
         body = [comment_line("forward sweep"), *sweeps.forward]
@@ -135,8 +156,7 @@ class GradientModule:
         params = list(lowered.params) + [sweeps.seed]
         defaults = [ast.Constant(1.0)] if mode != "vjp" else []
         self.in_progress.pop()
-        fn_name = name or f"d{identifier(lowered.name)}_d{'_'.join(wrt)}"
-        self.names.take(fn_name)
+        fn_name = self.names.fresh(name or f"d{identifier(lowered.name)}_d{'_'.join(wrt)}")
         node = _function(fn_name, params, body, defaults)
         self.tidy(node, names, row_stacks=sweeps.row_stacks,
                   in_place_rows=sweeps.adjoint_shapes if analysis.real_adjoints
@@ -158,9 +178,28 @@ class GradientModule:
         bound.apply_defaults()
         return [v if isinstance(v, (Var, Const, Global)) else Const(v) for v in bound.arguments.values()]
 
-    def callee(self, fn, mask: tuple, loc) -> tuple[str, str]:
-        """Names of the generated forward and backward functions of user function `fn` for `mask`."""
-        key = (id(fn), mask)
+    def structures_of(self, args) -> tuple:
+        """Per argument of a call, the kind of container (`DICT` or `Fields`) it is known to be: the function
+        being generated passes its own parameter of that kind on (else None)."""
+        known = self.structures[-1] if self.structures else {}
+        return tuple(known.get(a.name) if isinstance(a, Var) else None for a in args)
+
+    def prepare_callee(self, fn, structures: tuple):
+        """Lower called function `fn`, knowing which of its parameters hold dicts or named tuples."""
+        params = list(inspect.signature(fn).parameters) if not isinstance(fn, LiftedFunction) else []
+        by_param = dict(zip(params, structures))
+        return self.prepare(fn, dicts=[p for p, k in by_param.items() if k == DICT],
+                            fields={p: k.names for p, k in by_param.items() if isinstance(k, Fields)})
+
+    @staticmethod
+    def callee_kinds(lowered, structures: tuple) -> dict:
+        return {p: k for p, k in zip(lowered.params, structures) if k is not None}
+
+    def callee(self, fn, mask: tuple, loc, args=()) -> tuple[str, str]:
+        """Names of the generated forward and backward functions of user function `fn` for `mask` (and the
+        kinds of container `args` are known to be)."""
+        structures = self.structures_of(args)
+        key = (id(fn), mask, structures)
         if key in self.callees:
             return self.callees[key]
         if any(k[0] == id(fn) for k in self.in_progress):
@@ -172,16 +211,21 @@ class GradientModule:
         self.callees[key] = names
         self.in_progress.append(key)
         try:
-            self.build_callee(fn, mask, names, loc)
+            self.build_callee(fn, mask, names, loc, structures)
         finally:
             self.in_progress.pop()
         return names
 
-    def build_callee(self, fn, mask, function_names, loc) -> None:
-        lowered, names = self.prepare(fn)
+    def build_callee(self, fn, mask, function_names, loc, structures=()) -> None:
+        lowered, names = self.prepare_callee(fn, structures)
         wrt = [p for p, m in zip(lowered.params, mask) if m]
-        analysis = analyze(lowered, wrt)         # the caller's activity decides which parameters are varied
-        sweeps = Reverse(lowered, wrt, analysis, self, names, self.checkpoint, self.optimizations).run()
+        # the caller's activity decides which parameters are varied
+        analysis = analyze(lowered, wrt, self.callee_kinds(lowered, structures))
+        self.structures.append(dict(zip(lowered.params, structures)))
+        try:
+            sweeps = Reverse(lowered, wrt, analysis, self, names, self.checkpoint, self.optimizations).run()
+        finally:
+            self.structures.pop()
         forward_name, backward_name = function_names
         if not any(mask):
             node = _function(forward_name, lowered.params, [*sweeps.forward, ast.Return(sweeps.result)])

@@ -7,17 +7,63 @@
 from __future__ import annotations
 
 import builtins
+import keyword
 
 from . import runtime
 
-RESERVED = {"np", "math", "operator", "builtins", *runtime.__all__, *dir(builtins)}
+SCHEDULES = ("Online", "Periodic", "Revolve")
+# What generated code means by a name of its own (`generated_names`): no variable of the user's takes one of
+# these names (the user's ``like`` becomes ``like_1``), and a global of the user's that has one of them and is
+# something else is renamed in generated code. Builtins among them: those the code around derivative rules
+# calls, and those the rule templates call (`registry.TEMPLATE_BUILTINS`, user rules included).
+GENERATED = {"np", "math", "operator", "builtins", *runtime.__all__, *SCHEDULES,
+             "float", "len", "list", "min", "range", "slice", "sum", "tuple", "zip"}
+OWN = GENERATED | set(keyword.kwlist) | {"_"}        # ``_`` is the counter of generated backward loops
+RESERVED = OWN | set(keyword.softkwlist) | set(dir(builtins))       # no generated name is one of these
+
+
+def generated_names() -> set[str]:
+    """The names generated code uses for objects of its own (see `meaning`)."""
+    from .rules.registry import TEMPLATE_BUILTINS
+    return GENERATED | TEMPLATE_BUILTINS
+
+
+def own_names() -> set[str]:
+    """Names no variable of the user's may take in generated code."""
+    from .rules.registry import TEMPLATE_BUILTINS
+    return OWN | TEMPLATE_BUILTINS
+
+
+def meaning(name: str):
+    """The object generated code means by `name` (one of `generated_names()`).
+
+        >>> meaning("np").__name__, meaning("like") is runtime.like, meaning("zip") is zip
+        ('numpy', True, True)
+    """
+    import math
+    import operator
+
+    import numpy as np
+
+    from . import schedules
+    modules = {"np": np, "math": math, "operator": operator, "builtins": builtins}
+    if name in modules:
+        return modules[name]
+    if name in SCHEDULES:
+        return getattr(schedules, name)
+    if hasattr(runtime, name) and name in runtime.__all__:
+        return getattr(runtime, name)
+    return getattr(builtins, name)
 
 
 class Names:
-    """Hands out each name once. A reserved name goes only to its `owner` (the user's own variable)."""
+    """Hands out each name once. A reserved name goes only to its `owner` (the user's own variable), and not
+    even to it if generated code uses that name itself (`OWN`): the user's ``like`` becomes ``like_1``.
+    No name is a keyword."""
 
     def __init__(self, reserved=()):
         self.reserved = set(reserved) | RESERVED
+        self.own = own_names()
         self.taken: set[str] = set()
         self.temporary: set[str] = set()     # names of values a reader need not see (folded when used once)
 
@@ -27,7 +73,7 @@ class Names:
         if hint[0].isdigit():
             hint = "t" + hint
         candidate, k = hint, 0
-        while candidate in self.taken or (candidate in self.reserved and not (owner and candidate == hint)):
+        while candidate in self.taken or (candidate in self.reserved and not (owner and candidate == hint and candidate not in self.own)):
             k += 1
             candidate = f"{hint}_{k}"
         self.taken.add(candidate)

@@ -40,6 +40,7 @@ def astype(x, dtype):
 
 setitem = runtime.setitem
 list_append = runtime.list_append
+seq_setitem, seq_concat, seq_repeat = runtime.seq_setitem, runtime.seq_concat, runtime.seq_repeat
 
 BINARY = {
     operator.add: ast.Add, operator.sub: ast.Sub, operator.mul: ast.Mult,
@@ -78,7 +79,8 @@ COMPARE_OF_AST["NotIn"] = not_in
 
 INTERNAL = {make_tuple: "make_tuple", make_list: "make_list", seq_getitem: "seq_getitem",
              astype: "astype", setitem: "setitem", list_append: "list_append", not_in: "not_in",
-             both: "both", either: "either"}
+             both: "both", either: "either", seq_setitem: "seq_setitem", seq_concat: "seq_concat",
+             seq_repeat: "seq_repeat", runtime.format_string: "format_string", runtime.dict_keys: "dict_keys"}
 
 
 def python_name(fn) -> str | None:
@@ -92,6 +94,8 @@ def python_name(fn) -> str | None:
     name = getattr(fn, "__name__", None)
     if name is None:
         return None
+    if getattr(builtins, name, None) is fn:
+        return name
     if getattr(np, name, None) is fn:
         return f"np.{name}"
     module = getattr(fn, "__module__", None) or ""
@@ -101,8 +105,6 @@ def python_name(fn) -> str | None:
                 return f"np.{sub}.{name}"
     if getattr(math, name, None) is fn:
         return f"math.{name}"
-    if getattr(builtins, name, None) is fn:
-        return name
     if getattr(operator, name, None) is fn:
         return f"operator.{name}"
     return None

@@ -35,6 +35,7 @@ from .optimizations import ALL
 from .runtime import derivative_jvp, derivative_vjp
 from .randomness import generators
 from .rules import is_nondifferentiable, rule_for
+from .rules.nondifferentiable import opaque_call_error
 from .syntax import assign as _assign, attr as _attr, call as _call, name as _name, np_call as _np_call
 from .syntax import is_call as _is_call, is_slice as _is_slice, origin as _origin, store as _store
 
@@ -391,6 +392,9 @@ class Reverse:
             return self.backward_call(stmt, dtarget)
         rule = rule_for(fn)
         if rule is None:
+            refusal = opaque_call_error(fn, stmt.loc)
+            if refusal is not None:
+                raise refusal
             label = primitives.python_name(fn) or value.name or getattr(fn, "__name__", repr(fn))
             if hasattr(fn, "s2sgrad_derivative"):          # a derivative s2sgrad made: its vjp, at run time
                 from .higher import derivative_rule
@@ -441,12 +445,12 @@ class Reverse:
         op = stmt.value
         args = self.module.call_arguments(op, stmt.loc)
         mask = tuple(self.is_active(a) for a in args)
-        _, backward = self.module.callee(op.fn, mask, stmt.loc)
+        _, backward = self.module.callee(op.fn, mask, stmt.loc, args)
         record = self.records.setdefault(id(stmt), self.names.fresh(f"{_callee_name(op)}_record"))
         active_args = [a for a, m in zip(args, mask) if m]
         recomputation = []
         if is_recomputed(op.fn):
-            forward, _ = self.module.callee(op.fn, mask, stmt.loc)
+            forward, _ = self.module.callee(op.fn, mask, stmt.loc, args)
             saved = getattr(op, "random_states", None)         # the generators' states to draw again from
             call = ast.Call(_name(forward), [atom_expr(a) for a in args], []) if saved is None else \
                 _call("replay", _name(saved), _name(forward), *[atom_expr(a) for a in args])
@@ -736,7 +740,7 @@ class Reverse:
         args = self.module.call_arguments(op, stmt.loc)
         mask = tuple(self.is_active(a) for a in args)
         record = self.records.get(id(stmt)) if recording and not is_recomputed(op.fn) else None
-        forward, _ = self.module.callee(op.fn, mask if record else (False,) * len(args), stmt.loc)
+        forward, _ = self.module.callee(op.fn, mask if record else (False,) * len(args), stmt.loc, args)
         call = ast.Call(_name(forward), [atom_expr(a) for a in args], [])
         if record is None:
             if stmt.target is None:

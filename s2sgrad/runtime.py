@@ -18,8 +18,10 @@ from .errors import NonScalarOutput
 __all__ = [
     "Stack", "SparseGrad", "Like", "like", "sum_to", "unbroadcast", "unreduce", "zeros_like", "complete",
     "scatter", "seq_scatter", "add_grads", "densify", "while_loop", "if_else",
-    "setitem", "list_append", "check_scalar", "assert_true", "written", "Checkpoints", "Work", "copy_state",
-    "random_state", "replay", "swap_random_state", "derivative_vjp", "derivative_jvp", "unstack", "grad_or_zeros", "matmul_grad_a", "matmul_grad_b",
+    "setitem", "list_append", "seq_setitem", "seq_written", "seq_unwritten", "seq_concat", "seq_repeat",
+    "seq_unrepeat", "dict_keys", "format_string", "check_scalar", "assert_true", "written", "Checkpoints", "Work",
+    "copy_state", "random_state", "replay", "swap_random_state", "derivative_vjp", "derivative_jvp", "unstack",
+    "grad_or_zeros", "matmul_grad_a", "matmul_grad_b",
     "tensordot_grad_a", "tensordot_grad_b", "einsum_grad", "unconcatenate", "untile", "unrepeat",
     "undiagonal", "untake", "norm_grad",
 ]
@@ -158,12 +160,22 @@ def like(x):
     return Like(x) if isinstance(x, np.ndarray) else x
 
 
+def rebuilt(x, items: list):
+    """A list or tuple of the type of `x` holding `items` (a named tuple takes them one by one).
+
+        >>> import collections
+        >>> rebuilt(collections.namedtuple("P", "a b")(1, 2), [3, 4])
+        P(a=3, b=4)
+    """
+    return type(x)(*items) if isinstance(x, tuple) and hasattr(x, "_fields") else type(x)(items)
+
+
 def zeros_like(x):
     """A zero gradient for `x`: 0.0 for a scalar, a float array for an array, and so on for containers."""
     if isinstance(x, Like):
         return np.zeros(x.shape, dtype=np.result_type(x.dtype, float))
     if isinstance(x, (list, tuple)):
-        return type(x)(zeros_like(v) for v in x)
+        return rebuilt(x, [zeros_like(v) for v in x])
     if isinstance(x, dict):
         return {k: zeros_like(v) for k, v in x.items()}
     if isinstance(x, np.ndarray):
@@ -184,7 +196,7 @@ def complete(g, x):
     if g is None:
         return zeros_like(x)
     if isinstance(x, (list, tuple)):
-        return type(x)(complete(gi, xi) for gi, xi in zip(g, x))
+        return rebuilt(x, [complete(gi, xi) for gi, xi in zip(g, x)])
     if isinstance(x, dict):
         return {k: complete(g.get(k), v) for k, v in x.items()}
     if isinstance(g, SparseGrad):
@@ -236,7 +248,7 @@ def add_grads(a, b):
     if b is None:
         return a
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return type(a)(add_grads(u, v) for u, v in zip(a, b))
+        return rebuilt(a, [add_grads(u, v) for u, v in zip(a, b)])
     if isinstance(a, dict):
         return {k: add_grads(a.get(k), b.get(k)) for k in a.keys() | b.keys()}
     if isinstance(a, SparseGrad) or isinstance(b, SparseGrad):
@@ -254,6 +266,70 @@ def setitem(x, index, value):
     out = np.array(x, dtype=np.result_type(np.asarray(x).dtype, np.asarray(value).dtype))
     out[index] = value
     return out
+
+
+def seq_setitem(xs, index, value):
+    """``xs`` with ``xs[index] = value`` where xs is a list, as a new list (the functional list write).
+
+        >>> seq_setitem([1, 2, 3], 1, 5), seq_setitem([1, 2, 3], slice(0, 2), [7])
+        ([1, 5, 3], [7, 3])
+    """
+    out = list(xs)
+    out[index] = value
+    return out
+
+
+def seq_written(g, index, value):
+    """The gradient of the value written by ``ys[index] = value`` (ys a list): its part of `g`, the
+    gradient of ys (None where zero)."""
+    if isinstance(index, slice) and index.step in (None, 1):
+        start = index.indices(len(g) - len(value) + len(range(*index.indices(len(g)))))[0]
+        return list(g[start:start + len(value)])
+    return g[index]
+
+
+def seq_unwritten(g, xs, index, value):
+    """The gradient of the list `xs` that ``ys = xs; ys[index] = value`` overwrote: `g` (ys's gradient)
+    with the written part taken out and zeros (None) for what was overwritten."""
+    out = list(g)
+    if isinstance(index, slice) and index.step in (None, 1):
+        start, stop, _ = index.indices(len(xs))
+        out[start:start + len(value)] = [None] * len(range(start, stop))
+    else:
+        out[index] = [None] * len(out[index]) if isinstance(index, slice) else None
+    return out
+
+
+def seq_concat(a, b):
+    """``a + b`` of two lists or tuples.
+
+        >>> seq_concat([1], (2, 3)), seq_concat((1,), (2,))
+        ([1, 2, 3], (1, 2))
+    """
+    return (*a, *b) if isinstance(a, tuple) and isinstance(b, tuple) else [*a, *b]
+
+
+def seq_repeat(xs, n):
+    """``xs * n`` of a list or tuple and an integer."""
+    return xs * n
+
+
+def seq_unrepeat(g, xs):
+    """The gradient of `xs` from the gradient `g` of ``xs * n``: the sum of g's chunks."""
+    size, out = len(xs), [None] * len(xs)
+    for k, gk in enumerate(g):
+        out[k % size] = add_grads(out[k % size], gk)
+    return out
+
+
+def format_string(template: str, *values) -> str:
+    """An f-string: ``f"{x:.2f}!"`` is ``format_string("{0:.2f}!", x)``."""
+    return template.format(*values)
+
+
+def dict_keys(mapping) -> list:
+    """The keys of a dict, as a list (how a loop over a dict's keys, values or items counts its trips)."""
+    return list(mapping)
 
 
 def list_append(xs, x):
@@ -506,7 +582,7 @@ def copy_state(state):
     if isinstance(state, np.ndarray):
         return state.copy()
     if isinstance(state, (list, tuple)):
-        return type(state)(copy_state(v) for v in state)
+        return rebuilt(state, [copy_state(v) for v in state])
     if isinstance(state, dict):
         return {k: copy_state(v) for k, v in state.items()}
     return state

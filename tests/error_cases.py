@@ -91,3 +91,123 @@ def complex_in_between(x):
 def complex_through_unknown_dtype(x):
     phase = np.exp(np.outer(x, [1j, 2j]))      # a dtype the analysis does not follow
     return np.sum(np.real(phase))
+
+
+def adds_into_a_list_element(x):
+    ys = [x * 1.0]
+    ys[0] += x
+    return np.sum(ys[0] * x)
+
+
+def evaluates_a_string(x):
+    return np.sum(eval("x ** 2"))
+
+
+def executes_a_string(x):
+    exec("y = x")
+    return np.sum(x)
+
+
+def through_str(x):
+    return np.sum(float(str(x[0])) * x)
+
+
+def through_repr(x):
+    return np.sum(float(repr(x[0])) * x)
+
+
+def through_format(x):
+    return np.sum(float(format(x[0], ".17g")) * x)
+
+
+def through_an_f_string(x):
+    return np.sum(float(f"{x[0]:.17g}") * x)
+
+
+def through_hash(x):
+    return np.sum(hash(x[0]) * x)
+
+
+def through_id(x):
+    return np.sum(id(x) * x)
+
+
+def returns_a_comparison(x):
+    total = np.sum(x)
+    return total > 0.0
+
+
+def returns_np_all(x):
+    return np.all(x > 0.0)
+
+
+def reverses_enumerate(x):
+    s = 0.0
+    for k, v in reversed(enumerate(x)):
+        s = s + v
+    return s
+
+
+class Unhashable(list):
+    def __call__(self, x):
+        return x * 2.0
+
+
+UNHASHABLE = Unhashable()
+
+
+def calls_an_unhashable_callable(x):
+    return np.sum(UNHASHABLE(x))
+
+
+def prints_and_formats(x):
+    width = 9
+    print(f"x[0] = {x[0]:.3f}, {str(x[1])!r} [{x[2]:{width}.2f}] {{braces}} {width!r:>4}")
+    label = str(x)
+    return np.sum(x * 2.0)
+
+
+def through_full(x):
+    return np.sum(np.full(3, x[0]) * x)
+
+
+def through_full_like(x):
+    return np.sum(np.full_like(x, x[0]) * x)
+
+
+def through_linspace(x):
+    return np.sum(np.linspace(x[0], 2.0, 4))
+
+
+def through_logspace(x):
+    return np.sum(np.logspace(0.0, x[0], 4))
+
+
+def through_geomspace(x):
+    return np.sum(np.geomspace(1.0, x[0] + 2.0, 4))
+
+
+def through_arange(x):
+    return np.sum(np.arange(x[0], 3.0))
+
+
+def through_unique(x):
+    return np.sum(np.unique(x))
+
+
+def through_heaviside(x):
+    return np.sum(np.heaviside(x - 1.0, x))
+
+
+def through_zip(x):
+    pairs = list(zip(x, x * 2.0))
+    return pairs[0][1]
+
+
+def through_enumerate(x):
+    pairs = list(enumerate(x))
+    return pairs[1][1]
+
+
+def through_a_random_draw(x):
+    return np.sum(np.random.normal(x, 1.0))

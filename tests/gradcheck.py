@@ -120,7 +120,7 @@ def _replace_leaf(value, k, new):
 
     def walk(v):
         if isinstance(v, (list, tuple)):
-            return type(v)(walk(item) for item in v)
+            return runtime.rebuilt(v, [walk(item) for item in v])
         if isinstance(v, dict):
             return {key: walk(item) for key, item in v.items()}
         if counter[0] == k:
@@ -163,7 +163,7 @@ def finite_difference(f, args, index, step=STEP):
 
     def rebuild(v):
         if isinstance(v, (list, tuple)):
-            return type(v)(rebuild(item) for item in v)
+            return runtime.rebuilt(v, [rebuild(item) for item in v])
         if isinstance(v, dict):
             return {key: rebuild(item) for key, item in v.items()}
         return next(it)

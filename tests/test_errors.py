@@ -62,6 +62,42 @@ CASES = [
      r"vjp"),
     (error_cases.complex_in_between, "z = x * (1.0 + 2.0j)", "x *", sg.UnsupportedSyntax,
      r"complex.*between 'x' and the output.*real arithmetic only", r"real and imaginary parts"),
+    (error_cases.adds_into_a_list_element, "ys[0] += x", "ys[0]", sg.UnsupportedSyntax,
+     r"augmented assignment to a list element changes the element itself", r"ys\[i\] = ys\[i\] \+"),
+    (error_cases.evaluates_a_string, "eval(", "eval(", sg.UnsupportedSyntax, r"eval\(\) runs or reads code",
+     r"write the computation out"),
+    (error_cases.executes_a_string, "exec(", "exec(", sg.UnsupportedSyntax, r"exec\(\) runs or reads code",
+     r"write the computation out"),
+    (error_cases.reverses_enumerate, "reversed(enumerate", "reversed(", sg.UnsupportedSyntax,
+     r"reversed\(\) of enumerate or zip", r"reverse what they iterate over"),
+    (error_cases.calls_an_unhashable_callable, "UNHASHABLE(x)", "UNHASHABLE", sg.NoDerivativeRule,
+     r"no derivative rule for UNHASHABLE", r"@s2sgrad\.adjoint\(UNHASHABLE\)"),
+    (error_cases.returns_a_comparison, "return total > 0.0", "total >", sg.NonScalarOutput,
+     r"the output of returns_a_comparison is a truth value, which has no gradient", r"not the condition"),
+    (error_cases.returns_np_all, "return np.all", "np.all", sg.NonScalarOutput,
+     r"the output of returns_np_all is a truth value", r"not the condition"),
+    *[(fn, "return", column, sg.NoDerivativeRule,
+       label + r" of a differentiated value gives text or an identity, through which no derivative can be followed",
+       r"stop_gradient")
+      for fn, column, label in [(error_cases.through_str, "str(", r"str\(\)"),
+                                (error_cases.through_repr, "repr(", r"repr\(\)"),
+                                (error_cases.through_format, "format(", r"format\(\)"),
+                                (error_cases.through_an_f_string, 'f"', "an f-string"),
+                                (error_cases.through_hash, "hash(", r"hash\(\)"),
+                                (error_cases.through_id, "id(", r"id\(\)")]],
+    *[(fn, "pairs =" if text.startswith("list") else "return", text, sg.NoDerivativeRule,
+       r"no derivative rule for " + re.escape(label), r"@s2sgrad\.adjoint")
+      for fn, text, label in [(error_cases.through_full, "np.full(", "np.full"),
+                              (error_cases.through_full_like, "np.full_like(", "np.full_like"),
+                              (error_cases.through_linspace, "np.linspace(", "np.linspace"),
+                              (error_cases.through_logspace, "np.logspace(", "np.logspace"),
+                              (error_cases.through_geomspace, "np.geomspace(", "np.geomspace"),
+                              (error_cases.through_arange, "np.arange(", "np.arange"),
+                              (error_cases.through_unique, "np.unique(", "np.unique"),
+                              (error_cases.through_heaviside, "np.heaviside(", "np.heaviside"),
+                              (error_cases.through_a_random_draw, "np.random.normal(", "np.random.normal"),
+                              (error_cases.through_zip, "list(zip", "list"),
+                              (error_cases.through_enumerate, "list(enumerate", "list")]],
 ]
 
 
@@ -82,8 +118,9 @@ def test_recursion_is_refused_at_the_recursive_call():
 
 
 def test_integer_argument_in_wrt():
-    with pytest.raises(sg.WrtError, match=r"argument 'n' of recursive is an integer.*no gradient"):
+    with pytest.raises(sg.WrtError, match=r"argument 'n' of recursive is an integer.*no gradient") as info:
         sg.grad(error_cases.recursive, wrt=1)(1.0, 3)
+    assert_points_at(info.value, error_cases.recursive, "def recursive", "def")
     with pytest.raises(sg.WrtError, match=r"integer"):
         sg.grad(lambda v: np.sum(v * 2))(np.arange(3))
 
@@ -92,8 +129,30 @@ def test_integer_argument_in_wrt():
                                           (5, r"wrt=5 is out of range: recursive has 2 argument"),
                                           ((0, 0), r"twice"), (1.5, r"index or name")])
 def test_bad_wrt(wrt, pattern):
-    with pytest.raises(sg.WrtError, match=pattern):
+    with pytest.raises(sg.WrtError, match=pattern) as info:
         sg.grad(error_cases.recursive, wrt=wrt)
+    assert_points_at(info.value, error_cases.recursive, "def recursive", "def")
+
+
+@pytest.mark.parametrize("transform", [sg.grad, sg.vjp, sg.jvp, sg.hvp, sg.hessian])
+def test_every_wrt_error_points_at_the_def(transform):
+    with pytest.raises(sg.WrtError) as info:
+        transform(error_cases.recursive, wrt="z")
+    assert_points_at(info.value, error_cases.recursive, "def recursive", "def")
+    with pytest.raises(sg.WrtError) as info:
+        args = (1.0, 3, 1.0) if transform in (sg.vjp, sg.jvp, sg.hvp) else (1.0, 3)
+        transform(error_cases.recursive, wrt=1)(*args)
+    assert_points_at(info.value, error_cases.recursive, "def recursive", "def")
+
+
+def test_text_made_from_a_value_and_never_read_back_is_fine(capsys):
+    x = np.array([0.5, 1.5, 2.0])
+    error_cases.prints_and_formats(x)
+    printed = capsys.readouterr().out
+    np.testing.assert_allclose(sg.grad(error_cases.prints_and_formats)(x), 2.0 * np.ones(3))
+    assert capsys.readouterr().out == printed                  # the f-string as Python formats it
+    assert sg.jvp(error_cases.prints_and_formats)(x, np.ones(3))[1] == pytest.approx(6.0)
+    assert capsys.readouterr().out == printed
 
 
 def test_source_not_found():

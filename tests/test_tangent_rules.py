@@ -33,6 +33,12 @@ HELPER_CASES = [
     case(runtime.scatter, normal(2), normal(5), np.array([1, 1]), name="scatter"),
     case(runtime.scatter, normal(3, 2), normal(4, 2), np.array([0, 2, 2]), name="scatter-rows"),
     case(runtime.seq_scatter, normal(3), [np.zeros(3), np.zeros(2)], 0, name="seq_scatter"),
+    case(runtime.seq_written, lambda rng: [rng.standard_normal(3), rng.standard_normal(2)], 1, np.zeros(2),
+         name="seq_written"),
+    case(runtime.seq_unwritten, lambda rng: [rng.standard_normal(3), rng.standard_normal(2)],
+         [np.zeros(3), np.zeros(4)], 1, np.zeros(2), name="seq_unwritten"),
+    case(runtime.seq_unrepeat, lambda rng: [rng.standard_normal(3), rng.standard_normal(3)], [np.zeros(3)],
+         name="seq_unrepeat"),
     case(runtime.densify, normal(3), name="densify"),
     case(runtime.add_grads, normal(3), normal(3), wrt=(0, 1), name="add_grads"),
     case(runtime.add_grads, lambda rng: [rng.standard_normal(2), rng.standard_normal(3)],
@@ -102,7 +108,8 @@ def test_every_runtime_helper_is_differentiable_or_constant():
     internal = {"SparseGrad", "Like", "while_loop", "if_else", "Checkpoints", "Work", "copy_state",
                 "norm_grad", "einsum_tangent", "einsum_grad_tangent",
                 "replay",                                     # read back as swap_random_state calls
-                "derivative_vjp", "derivative_jvp"}           # refused by forward mode, with their own message
+                "derivative_vjp", "derivative_jvp",           # refused by forward mode, with their own message
+                "format_string"}          # an f-string: no derivative flows through its text (refused)
     unknown = [name for name in runtime.__all__ if name not in internal
                and tangent_rule_for(getattr(runtime, name)) is None and not is_nondifferentiable(getattr(runtime, name))]
     assert not unknown, f"runtime helpers with neither a tangent rule nor a nondifferentiable mark: {unknown}"
@@ -116,7 +123,8 @@ def test_runtime_helpers_have_no_adjoint():
 
 # --- symbolic zeros ---------------------------------------------------------------------------------------
 
-NEEDS_ZEROS = {id(primitives.list_append), id(primitives.setitem), id(runtime.stack_push)}
+NEEDS_ZEROS = {id(primitives.list_append), id(primitives.setitem), id(primitives.seq_setitem),
+               id(primitives.seq_concat), id(runtime.stack_push)}
 
 
 def _zero_arithmetic(tree) -> list[str]:

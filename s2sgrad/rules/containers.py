@@ -8,7 +8,9 @@ import builtins
 import numpy as np
 
 from .. import primitives
-from ..runtime import densify, grad_or_zeros, list_append, seq_scatter, setitem, unbroadcast, unstack, written
+from ..runtime import (densify, grad_or_zeros, list_append, seq_concat, seq_repeat, seq_scatter, seq_setitem,
+                       seq_unrepeat, seq_unwritten, seq_written, setitem, unbroadcast, unreduce, unstack,
+                       written)
 from .registry import adjoint, d, tangent
 
 
@@ -20,6 +22,38 @@ def seq_getitem(y, xs, index):
 @tangent(primitives.seq_getitem)
 def seq_getitem(y, xs, index):
     d[y] = d[xs][index]
+
+
+@adjoint(primitives.seq_setitem)
+def seq_setitem(ys, xs, index, value):
+    d[xs] = seq_unwritten(d[ys], xs, index, value)
+    d[value] = grad_or_zeros(seq_written(d[ys], index, value), value)
+
+
+@tangent(primitives.seq_setitem)
+def seq_setitem(ys, xs, index, value):
+    d[ys] = seq_setitem(d[xs], index, d[value])
+
+
+@adjoint(primitives.seq_concat)
+def seq_concat(y, a, b):
+    d[a] = d[y][:len(a)]
+    d[b] = d[y][len(a):]
+
+
+@tangent(primitives.seq_concat)
+def seq_concat(y, a, b):
+    d[y] = seq_concat(d[a], d[b])
+
+
+@adjoint(primitives.seq_repeat)
+def seq_repeat(y, xs, n):
+    d[xs] = seq_unrepeat(d[y], xs)
+
+
+@tangent(primitives.seq_repeat)
+def seq_repeat(y, xs, n):
+    d[y] = seq_repeat(d[xs], n)
 
 
 @adjoint(primitives.list_append)
@@ -55,7 +89,8 @@ def array(y, object, dtype=None):
 
 @adjoint(builtins.sum)
 def sum(y, iterable, start=0):
-    d[iterable] = [unbroadcast(d[y], x) for x in iterable]
+    d[iterable] = [unbroadcast(d[y], x) for x in iterable] if isinstance(iterable, (list, tuple)) \
+        else unreduce(d[y], iterable, 0)
     d[start] = unbroadcast(d[y], start)
 
 

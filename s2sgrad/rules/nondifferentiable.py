@@ -1,6 +1,7 @@
 """Functions with no gradient: their results are integers, booleans, shapes, dtypes, fresh
 constants, random draws, or piecewise constant (sign, floor, round). No gradient flows
-through a call of one of them.
+through a call of one of them. Every other function without a rule is refused where a
+gradient would flow through it.
 
 A function whose result moves smoothly with one of its float arguments is not listed, even
 if it is often called with constants: `np.unique` (its values are the argument's), the draws
@@ -15,7 +16,8 @@ import math
 
 import numpy as np
 
-from .. import primitives
+from .. import primitives, runtime
+from ..errors import NoDerivativeRule
 from .registry import nondifferentiable
 
 _NUMPY = """
@@ -38,9 +40,13 @@ _NUMPY_RANDOM = """
     binomial poisson default_rng get_state set_state
 """
 _BUILTINS = """
-    len range int bool str repr format isinstance issubclass type hasattr callable id hash
-    print enumerate zip round ord chr all any
+    len range int bool isinstance issubclass type hasattr callable
+    print round ord chr all any
 """
+# Not among them: zip and enumerate, whose results hold their arguments' values (loops over them are rewritten
+# before this matters); str, repr, format, ascii, hash and id (and f-strings) of a differentiated value give text or
+# an identity that the program may turn back into a number (float(str(x))); a zero gradient would be wrong, so
+# they have no rule, and a gradient flowing through one is refused (see `OPAQUE`).
 _MATH = """
     floor ceil trunc isnan isinf isfinite isclose factorial gcd lcm comb perm isqrt
 """
@@ -57,4 +63,50 @@ nondifferentiable(
     *_existing(math, _MATH),
 )
 
-nondifferentiable(primitives.both, primitives.either, primitives.not_in)
+def _arange_values(*args, start=None, step=None, **_):
+    return ([args[0], *args[2:3]] if len(args) >= 2 else []) + [v for v in (start, step) if v is not None]
+
+
+# Functions above whose results are values of some arguments (a fill value, the ends of a range, the values
+# np.unique keeps): a derivative through those is not zero, so they have no gradient only with respect to the
+# others. `value_arguments` gives the atoms passed to those.
+VALUE_ARGUMENTS = {
+    np.full: lambda shape, fill_value, *_, **__: [fill_value],
+    np.full_like: lambda a, fill_value, *_, **__: [fill_value],
+    np.linspace: lambda start, stop, *_, **__: [start, stop],
+    np.logspace: lambda start, stop, *_, **__: [start, stop],
+    np.geomspace: lambda start, stop, *_, **__: [start, stop],
+    np.arange: _arange_values,
+    np.unique: lambda ar, *_, **__: [ar],
+    np.heaviside: lambda x1, x2, *_, **__: [x2],
+    np.random.normal: lambda loc=None, scale=None, *_, **__: [v for v in (loc, scale) if v is not None],
+    np.random.uniform: lambda low=None, high=None, *_, **__: [v for v in (low, high) if v is not None],
+    np.random.exponential: lambda scale=None, *_, **__: [scale] if scale is not None else [],
+}
+
+
+def value_arguments(op) -> list | None:
+    """The arguments of `op` (a call of one of `VALUE_ARGUMENTS`) its result takes values from, else None."""
+    spec = next((v for f, v in VALUE_ARGUMENTS.items() if f is op.fn), None)
+    if spec is None:
+        return None
+    try:
+        return list(spec(*op.args, **op.kwargs))
+    except TypeError:
+        return [*op.args, *op.kwargs.values()]
+
+
+OPAQUE = {str, repr, format, ascii, hash, id, runtime.format_string}   # refused with a message of their own
+
+nondifferentiable(primitives.both, primitives.either, primitives.not_in, runtime.dict_keys, np.ndindex)
+
+
+def opaque_call_error(fn, loc):
+    """The refusal of a derivative through `fn`, one of `OPAQUE`, or None for any other function."""
+    if not any(fn is f for f in OPAQUE):
+        return None
+    label = "an f-string" if fn is runtime.format_string else f"{fn.__name__}()"
+    return NoDerivativeRule(f"{label} of a differentiated value gives text or an identity, through which no "
+                            "derivative can be followed", loc,
+                            "compute with the number itself, or wrap the value in s2sgrad.stop_gradient(...) "
+                            "if no derivative should flow through it")

@@ -23,6 +23,7 @@ from the tangents of the arguments instead.
 from __future__ import annotations
 
 import ast
+import builtins
 import inspect
 import textwrap
 from dataclasses import dataclass, field
@@ -58,10 +59,45 @@ class Rule:
                    for n in ast.walk(stmt))
 
 
+class Opaque:
+    """A callable of the user's that cannot be hashed (an instance defining ``__eq__`` and ``__call__``), held
+    by identity so that tables of functions can be asked about it; rules registered for it still apply.
+
+        >>> class Scale(list):
+        ...     def __call__(self, x):
+        ...         return x
+        >>> Opaque(Scale()) in {len}
+        False
+    """
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __call__(self, *args, **kwargs):
+        return self.fn(*args, **kwargs)
+
+    def __repr__(self):
+        return repr(self.fn)
+
+
+def hashable(fn):
+    """`fn`, or `fn` held as `Opaque` if it cannot be hashed."""
+    try:
+        hash(fn)
+    except TypeError:
+        return Opaque(fn)
+    return fn
+
+
+def _key(primitive) -> int:
+    return id(primitive.fn if isinstance(primitive, Opaque) else primitive)
+
+
 _RULES: dict[int, Rule] = {}
 _TANGENT_ONLY: dict[int, Rule] = {}        # forward-mode rules of primitives that have no adjoint
 _NONDIFFERENTIABLE: dict[int, object] = {}
 _KEEPALIVE: list[object] = []
+TEMPLATE_BUILTINS: set[str] = set()        # builtins that rule templates call (generated code then calls them)
 
 
 def _parse_template(template: Callable) -> tuple[str, inspect.Signature, list[ast.stmt]]:
@@ -71,6 +107,8 @@ def _parse_template(template: Callable) -> tuple[str, inspect.Signature, list[as
     signature = inspect.signature(template)
     params = list(signature.parameters.values())
     body = [s for s in tree.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    TEMPLATE_BUILTINS.update(n.id for stmt in body for n in ast.walk(stmt) if isinstance(n, ast.Name)
+                             and n.id not in signature.parameters and hasattr(builtins, n.id))
     return params[0].name, signature.replace(parameters=params[1:]), body
 
 
@@ -132,16 +170,16 @@ def nondifferentiable(*primitives: object) -> None:
 
 def rule_for(primitive: object) -> Rule | None:
     """The derivative rule of `primitive`, or None."""
-    return _RULES.get(id(primitive))
+    return _RULES.get(_key(primitive))
 
 
 def tangent_rule_for(primitive: object) -> Rule | None:
     """The forward-mode rule of `primitive` (a `Rule` whose body sets ``d[y]``), or None."""
-    owner = _RULES.get(id(primitive))
+    owner = _RULES.get(_key(primitive))
     if owner is not None and owner.tangent is not None:
         return owner.tangent
-    return _TANGENT_ONLY.get(id(primitive))
+    return _TANGENT_ONLY.get(_key(primitive))
 
 
 def is_nondifferentiable(primitive: object) -> bool:
-    return id(primitive) in _NONDIFFERENTIABLE
+    return _key(primitive) in _NONDIFFERENTIABLE

@@ -16,7 +16,7 @@ from .. import runtime
 from ..runtime import (add_grads, broadcast_like, complete, densify, einsum_grad, einsum_grad_tangent, grad_or_zeros,
                        matmul_grad_a, matmul_grad_b, scatter, seq_scatter, stack_pop, stack_pop_rows, stack_push, sum_to, tensordot_grad_a,
                        tensordot_grad_b, unbroadcast, unconcatenate, undiagonal, unreduce, unrepeat, unstack, untake,
-                       untile, written)
+                       untile, written, seq_written, seq_unwritten, seq_unrepeat)
 from .registry import d, nondifferentiable, tangent
 
 # Results that carry no derivative: zeros, checks, empty stacks, what is kept of a value's shape.
@@ -152,3 +152,18 @@ def stack_pop(y, stack):
 @tangent(stack_pop_rows)
 def stack_pop_rows(y, stack, n):
     d[y] = stack_pop_rows(d[stack], n)
+
+
+@tangent(seq_written)
+def seq_written(y, g, index, value):
+    d[y] = seq_written(d[g], index, value)
+
+
+@tangent(seq_unwritten)
+def seq_unwritten(y, g, xs, index, value):
+    d[y] = seq_unwritten(d[g], xs, index, value)
+
+
+@tangent(seq_unrepeat)
+def seq_unrepeat(y, g, xs):
+    d[y] = seq_unrepeat(d[g], xs)
