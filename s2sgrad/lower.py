@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import inspect
 import operator
 from dataclasses import dataclass, field
 
@@ -49,6 +50,47 @@ ATTRIBUTES = {"T": np.transpose, "shape": np.shape, "ndim": np.ndim, "size": np.
 
 assert_true = runtime.assert_true
 primitives.INTERNAL[assert_true] = "assert_true"
+
+
+@dataclass
+class Effects:
+    """What a call of a user function does to the objects it is given (parameters by position; the free
+    variables of a lifted function follow its own parameters): those it may change in place (`written`),
+    those its result may be or hold (`result`), and a module-level object its result may be."""
+
+    written: set
+    result: set
+    result_global: str | None = None
+
+
+_ANALYSING: set = set()                          # ids of the user functions whose effects are being found
+
+
+def effects_of(fn) -> Effects | None:
+    """The `Effects` of calling `fn` (a LiftedFunction or a user function), found by lowering it; None
+    for a function being analysed (a recursive call, refused later) or one that cannot be lowered (its
+    error comes when it is transformed)."""
+    from .errors import S2SGradError
+    if id(fn) in _ANALYSING:
+        return None
+    _ANALYSING.add(id(fn))
+    from .parse import parse_function
+    try:
+        if isinstance(fn, LiftedFunction):
+            lowerer = Lowerer(fn.parsed, functions=fn.functions)
+            lowerer.function(list(fn.free))
+        else:
+            lowerer = Lowerer(parse_function(fn))
+            lowerer.function()
+    except S2SGradError:
+        return None
+    finally:
+        _ANALYSING.discard(id(fn))
+    return lowerer.effects
+
+
+def _callee_name(node) -> str:
+    return ast.unparse(gast.gast_to_ast(node.func))
 
 
 @dataclass(eq=False)
@@ -150,7 +192,9 @@ class Lowerer:
         self.parsed = parsed
         self.names = names or Names(_identifiers(parsed.tree))
         self.env: dict[str, object] = dict(functions or {})   # user name -> SSA name or LiftedFunction
-        self.aliasing = Aliasing(scalars, self.resolve_callee, vectors)
+        self.aliasing = Aliasing(scalars, self.resolve_callee, vectors, self.call_effects)
+        self.returned: set = set()                # the objects the function may return (group keys)
+        self.effects_of: dict = {}                # id of a called user function -> its Effects
         self.out: list = []                       # the block being built
         self.node = parsed.tree                   # the statement being lowered, for locations
         self.loop_locals: dict[str, object] = {}  # names that exist only inside an earlier loop
@@ -167,13 +211,107 @@ class Lowerer:
         self.aliasing.bind(user_name, name)
         return name
 
-    def stale_error(self, name, changer, where, node, scope=""):
+    def stale_error(self, name, stale, node, scope=""):
+        changer, where, callee = stale
         verb = "may be changed" if scope else "may have been changed"
+        if callee is not None:
+            return self.error(
+                f"'{name}' {verb} in place by the call of '{callee}'{scope} (see line {where.line}), which "
+                f"changes its argument '{changer}' or an object it holds", node,
+                f"make '{callee}' return the new value instead of changing its argument, or pass it a copy "
+                f"({callee}(....copy()))")
         return self.error(
             f"'{name}' {verb} in place through '{changer}'{scope} (they can be the same object; "
             f"see line {where.line})", node,
             f"take a copy where the second name is made (... = ....copy()), or update "
             f"'{changer}' out of place ({changer} = {changer} + ...)")
+
+    def changed_in_place(self, name: str, where) -> None:
+        """`name`'s object is changed in place at `where` (a node): the other names for it become stale."""
+        shared = self.aliasing.mutated(name, self.parsed.location(where))
+        if shared is not None:
+            raise self.global_change_error(name, shared, where)
+
+    def global_change_error(self, name, shared, where):
+        return self.error(
+            f"'{name}' may be the module-level object '{shared}', which would be changed in place here; "
+            "s2sgrad does not change objects outside the differentiated function", where,
+            f"take a copy first ({name} = np.copy(...)), or pass the object as an argument and return the "
+            "new value")
+
+    # ---------------------------------------------------------------- calls of user functions
+
+    def callee_of(self, node):
+        """The user function a call calls (a LiftedFunction or a transformed function), or None."""
+        func = node.func
+        if isinstance(func, gast.Name) and isinstance(self.env.get(func.id), LiftedFunction):
+            return self.env[func.id]
+        from .reverse import is_user_function
+        callee = self.resolve_callee(func)
+        if callee is None or not is_user_function(callee) or getattr(callee, "__module__", None) == runtime.__name__:
+            return None                           # (s2sgrad's runtime functions make new objects: see aliasing)
+        return callee
+
+    def call_effects(self, node):
+        """For a call of a user function: (the argument expressions whose objects the call may change in
+        place, those its result may be or hold), else None."""
+        fn = self.callee_of(node)
+        if fn is None:
+            return None
+        key = id(fn)
+        if key not in self.effects_of:
+            self.effects_of[key] = effects_of(fn)
+        effects = self.effects_of[key]
+        if isinstance(fn, LiftedFunction):
+            params = [a.id for a in fn.parsed.tree.args.args]
+            free = [gast.Name(n, gast.Load(), None, None) for n in fn.free]
+        else:
+            try:
+                params = list(inspect.signature(fn).parameters)
+            except (TypeError, ValueError):
+                return [], [*node.args, *(k.value for k in node.keywords)]
+            free = []
+        given = dict(zip(params, node.args))
+        given.update({k.arg: k.value for k in node.keywords if k.arg in params})
+        arguments = [given.get(p) for p in params] + free
+        if effects is None:                       # not analysed (recursive, or refused when it is lowered)
+            return [], [a for a in arguments if a is not None]
+        for i in effects.written:
+            if i < len(arguments) and arguments[i] is None:
+                raise self.error(f"the call of '{_callee_name(node)}' changes the default value of its "
+                                 f"parameter '{params[i]}' in place, which would persist across calls", node,
+                                 f"pass '{params[i]}' explicitly, or make the function copy it first")
+        written = [arguments[i] for i in sorted(effects.written) if i < len(arguments)]
+        result = [arguments[i] for i in sorted(effects.result) if i < len(arguments) and arguments[i] is not None]
+        if effects.result_global:
+            result.append(effects.result_global)
+        return written, result
+
+    def apply_call_effects(self, node) -> None:
+        """After a call of a user function that changes objects it is given: every name for them, and
+        for a container holding them, is stale (Python's caller would see the change; ours would not)."""
+        effects = self.call_effects(node)
+        if effects is None:
+            return
+        callee = _callee_name(node)
+        for argument in effects[0]:
+            keys, held = self.aliasing.reach(argument)
+            if not keys | held:
+                continue
+            changer = ast.unparse(gast.gast_to_ast(argument)) if isinstance(argument, gast.AST) else str(argument)
+            shared = self.aliasing.changed_objects(keys | held, (changer, self.parsed.location(node), callee))
+            if shared is not None:
+                raise self.global_change_error(changer, shared, node)
+
+    def effects_summary(self, params) -> "Effects":
+        """What a call of this function does to its arguments' objects (see `Effects`)."""
+        find = self.aliasing.find
+        changed = {find(k) for k in self.aliasing.changed}
+        returned = {find(k) for k in self.returned}
+        written = {i for i, p in enumerate(params) if find(p) in changed}
+        result = {i for i, p in enumerate(params) if find(p) in returned}
+        shared = [self.aliasing.global_of[k] for k in returned if k in self.aliasing.global_of]
+        return Effects(written, result, shared[0] if shared else None)
 
     def resolve_callee(self, node):
         """The object a call's function expression names in the user's namespace, or None."""
@@ -240,8 +378,10 @@ class Lowerer:
         for name in extra_params:
             params.append(self.names.take(name))
             self.env[name] = name
+            self.aliasing.bind(name, name)
         body = Desugar(self.parsed, self.names).function(copy.deepcopy(tree.body))
         result = self.block(body)
+        self.effects = self.effects_summary([a.id for a in args.args] + list(extra_params))
         function = Function(tree.name, params, self.out, result, self.parsed.location(tree), self.parsed)
         function.defaults = [ast.unparse(gast.gast_to_ast(d)) for d in tree.args.defaults]
         return function
@@ -251,7 +391,11 @@ class Lowerer:
         for stmt in stmts:
             self.node = stmt
             if isinstance(stmt, gast.Return):
-                return self.atom(stmt.value) if stmt.value is not None else Const(None)
+                if stmt.value is None:
+                    return Const(None)
+                keys, held = self.aliasing.reach(stmt.value)
+                self.returned |= keys | held
+                return self.atom(stmt.value)
             if isinstance(stmt, gast.If) and _ends_in_returns(stmt):
                 return self.returning_if(stmt)
             self.statement(stmt)
@@ -300,12 +444,14 @@ class Lowerer:
             if len(value.args) != 1 or value.keywords:
                 raise self.error("list.append takes one argument", value)
             name = value.func.value.id
+            objects = self.aliasing.reach(value.args[0])
             item = self.atom(value.args[0])
             appended = Op(primitives.list_append, [Var(self.lookup_local(name)), item])
-            self.aliasing.mutated(name, self.parsed.location(value))
+            self.changed_in_place(name, value)
             group = self.aliasing.groups.get(name)
             self.emit(self.define(name), appended)
             self.aliasing.groups[name] = group
+            self.aliasing.holds(name, objects)       # the list holds the item itself
             return
         if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute) \
                 and isinstance(value.func.value, gast.Name) and isinstance(self.env.get(value.func.value.id), str):
@@ -324,7 +470,7 @@ class Lowerer:
         if len(targets) == 1 and isinstance(targets[0], gast.Name):
             scalar = self.aliasing.is_scalar(stmt.value)
             vector = self.aliasing.is_vector(stmt.value)
-            shared = self.aliasing.object_of(stmt.value)
+            shared = self.aliasing.reach(stmt.value)
             value = self.value(stmt.value)
             self.node = stmt.value
             self.emit(self.define(targets[0].id), value)
@@ -339,18 +485,32 @@ class Lowerer:
                 and len(targets[0].elts) == len(stmt.value.elts) \
                 and not any(isinstance(e, gast.Starred) for e in stmt.value.elts):
             scalars = [self.aliasing.is_scalar(e) for e in stmt.value.elts]
-            objects = [self.aliasing.object_of(e) for e in stmt.value.elts]
+            objects = [self.aliasing.reach(e) for e in stmt.value.elts]
             values = [self.atom(e) for e in stmt.value.elts]   # all read before any is written
             for target, value, scalar, shared in zip(targets[0].elts, values, scalars, objects):
                 self.assign_to(target, value)
-                if isinstance(target, gast.Name):
-                    self.aliasing.share(target.id, shared)
-                    if scalar:
-                        self.aliasing.scalars.add(target.id)
+                self.share_target(target, shared)
+                if isinstance(target, gast.Name) and scalar:
+                    self.aliasing.scalars.add(target.id)
             return
+        objects = self.aliasing.reach(stmt.value)
         value = self.atom(stmt.value)
         for target in targets:
             self.assign_to(target, value)
+            self.share_target(target, objects)
+
+    def share_target(self, target, objects) -> None:
+        """After assigning a value whose objects are `objects` to `target`: the names it binds are (views
+        of) those objects, or of their elements; a container written by index holds the value."""
+        if isinstance(target, gast.Name):
+            self.aliasing.share(target.id, objects)
+        elif isinstance(target, (gast.Tuple, gast.List)):
+            elements = self.aliasing.elements(objects)
+            for element in target.elts:
+                self.share_target(element, elements)
+        elif isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name) \
+                and self.aliasing.held.get(self.aliasing.root(target.value.id)):
+            self.aliasing.holds(target.value.id, objects)     # lst[i] = v: a list known to hold objects
 
     def assign_to(self, target, value):
         """Bind the atom `value` to an assignment target (name, tuple, or subscript)."""
@@ -377,7 +537,7 @@ class Lowerer:
 
     def written_in_place(self, array: str, written: Op, where) -> None:
         """``array[i] = v``: a new version of `array`, still the object (and of the shape) it was."""
-        self.aliasing.mutated(array, self.parsed.location(where))
+        self.changed_in_place(array, where)
         group, vector = self.aliasing.groups.get(array), array in self.aliasing.vectors
         self.emit(self.define(array), written)
         self.aliasing.groups[array] = group
@@ -400,7 +560,7 @@ class Lowerer:
             updated = Op(fn, [current, operand])
             vector = self.aliasing.is_vector(target) and (self.aliasing.is_vector(stmt.value)
                                                            or self.aliasing.is_scalar(stmt.value))
-            self.aliasing.mutated(target.id, self.parsed.location(stmt))
+            self.changed_in_place(target.id, stmt)
             group = self.aliasing.groups.get(target.id)
             self.emit(self.define(target.id), updated)
             if scalar:
@@ -510,7 +670,7 @@ class Lowerer:
             stale = aliasing.stale(n)
             read = aliasing.read_on_entry(stmt, n) if stale is not None else None
             if read is not None:
-                raise self.stale_error(n, *stale, read)
+                raise self.stale_error(n, stale, read)
         inits = [Var(before[n]) for n in carried]
         scalars, vectors = aliasing.loop_variable_kinds(stmt, carried, _stored_names(stmt.body))
         aliasing.join_loop_aliases(stmt, set(carried) - scalars)
@@ -532,8 +692,8 @@ class Lowerer:
         self.env = before
         stale_read = aliasing.stale_in_loop(stmt, set(aliasing.poisoned) - stale_before)
         if stale_read is not None:
-            node, (changer, where) = stale_read
-            raise self.stale_error(node.id, changer, where, node, " in this loop")
+            node, stale = stale_read
+            raise self.stale_error(node.id, stale, node, " in this loop")
         body_outs = [Var(env_after[n]) for n in carried]
         at_end = {n: aliasing.groups.get(n) for n in carried}
         results = [self.define(n) for n in carried]
@@ -556,7 +716,7 @@ class Lowerer:
     def name_atom(self, name: str, node):
         stale = self.aliasing.stale(name)
         if stale is not None:
-            raise self.stale_error(name, *stale, node)
+            raise self.stale_error(name, stale, node)
         if name in self.env:
             local = self.env[name]
             if isinstance(local, LiftedFunction):
@@ -732,6 +892,7 @@ class Lowerer:
             if missing:
                 raise self.error(f"call of '{func.id}' gives no value for {', '.join(missing)}", node)
             free = [self.name_atom(n, node) for n in lifted.free]
+            self.apply_call_effects(node)
             return Op(lifted, [bound[p] for p in params] + free, {}, name=func.id)
         if isinstance(func, gast.Lambda):
             raise self.error("calling a lambda in place is not supported", node, "use a def")
@@ -744,6 +905,7 @@ class Lowerer:
             return Op(callee.value, args, {}, name=callee.name)
         args = [self.atom(a) for a in node.args]
         kwargs = {k.arg: self.atom(k.value) for k in node.keywords}
+        self.apply_call_effects(node)
         name = None if primitives.python_name(callee.value) else callee.name
         return Op(callee.value, args, kwargs, name=name)
 
