@@ -50,6 +50,7 @@ VIEW_OF_FIRST = _numpy(
 VIEW_OF_ANY = _numpy("atleast_1d", "atleast_2d", "atleast_3d", "broadcast_arrays", "einsum") | {
     list, tuple, dict, zip, enumerate, sorted, min, max, map, filter, primitives.make_tuple,
     primitives.make_list}
+READ_ONLY_VIEWS = _numpy("diagonal", "broadcast_to") | {np.lib.stride_tricks.sliding_window_view}
 VIEW_WITH_COPY_KEYWORD = _numpy("array", "meshgrid")     # copy=False (or None): may be views of the arguments
 
 
@@ -94,6 +95,8 @@ class Aliasing:
         self.global_of: dict = {}                 # root key -> name of a module-level object it may be
         self.changed: set = set()                 # keys of the objects changed in place
         self.poisoned: dict[str, tuple] = {}      # user name -> (name changed, its location, call or None)
+        self.read_only: dict[str, str] = {}       # user name -> the function that made it a read-only view
+        self.read_only_items: dict[str, str] = {}  # name of a container that may hold one -> that function
         self.scalars: set[str] = set(scalars)     # user names known to hold scalars
         self.vectors: set[str] = set(vectors)     # user names known to hold one-dimensional arrays
         self.resolve = resolve
@@ -123,6 +126,8 @@ class Aliasing:
     def bind(self, name: str, key) -> None:
         """`name` now refers to a new object."""
         self.poisoned.pop(name, None)
+        self.read_only.pop(name, None)
+        self.read_only_items.pop(name, None)
         self.groups[name] = key
         self.scalars.discard(name)
         self.vectors.discard(name)
@@ -197,12 +202,48 @@ class Aliasing:
         root = node
         while isinstance(root, gast.Attribute):
             root = root.value
-        if not isinstance(root, gast.Name) or value is None or not _mutable(value):
+        if not isinstance(root, gast.Name) or value is None or not is_mutable(value):
             return None
         key = ("global", root.id)
         self.groups.setdefault(root.id, key)
         self.global_of.setdefault(self.find(key), root.id)
         return key
+
+    def read_only_maker(self, node) -> str | None:
+        """If `node` certainly evaluates to a read-only view (``np.broadcast_to(x, s)``, ``np.diagonal(B)``,
+        a view of one): the function that made it, else None."""
+        if isinstance(node, gast.Name):
+            return self.read_only.get(node.id)
+        if isinstance(node, gast.Subscript):
+            return self.read_only_maker(node.value) or self.read_only_item(node.value)
+        if isinstance(node, gast.Attribute) and node.attr in VIEW_METHODS:
+            return self.read_only_maker(node.value)
+        if isinstance(node, gast.Call):
+            func = node.func
+            if isinstance(func, gast.Attribute) and self.resolve(func.value) is None:
+                if func.attr == "diagonal":
+                    return "diagonal"
+                return self.read_only_maker(func.value) if func.attr in VIEW_METHODS else None
+            fn = self.resolve(func)
+            if fn in READ_ONLY_VIEWS:
+                return f"np.{fn.__name__}"
+            if node.args and view_of(fn, {k.arg for k in node.keywords}) == "first" \
+                    and fn not in (primitives.setitem, primitives.list_append):
+                return self.read_only_maker(node.args[0])
+        return None
+
+    def read_only_item(self, node) -> str | None:
+        """If the container `node` evaluates to may hold a read-only view: the function that made it."""
+        if isinstance(node, gast.Name):
+            return self.read_only_items.get(node.id)
+        if isinstance(node, (gast.List, gast.Tuple)):
+            for element in node.elts:
+                maker = self.read_only_maker(element) or self.read_only_item(element)
+                if maker is not None:
+                    return maker
+        if isinstance(node, gast.Subscript):
+            return self.read_only_item(node.value)
+        return None
 
     def object_of(self, node):
         """(The objects `node` evaluates to, the objects it holds): see `reach`."""
@@ -405,17 +446,20 @@ class Aliasing:
     # ---------------------------------------------------------------- branches
 
     def state(self):
-        return dict(self.groups), dict(self.poisoned), set(self.scalars), set(self.vectors)
+        return dict(self.groups), dict(self.poisoned), set(self.scalars), set(self.vectors), \
+            (dict(self.read_only), dict(self.read_only_items))
 
     def restore(self, state) -> None:
-        groups, poisoned, scalars, vectors = state
+        groups, poisoned, scalars, vectors, (read_only, items) = state
         self.groups, self.poisoned, self.scalars, self.vectors = dict(groups), dict(poisoned), set(scalars), set(vectors)
+        self.read_only, self.read_only_items = dict(read_only), dict(items)
 
     def merge(self, first, second) -> None:
         """After a branch: names may share an object if they may in either branch (their groups
-        become one), are stale if stale in either, and are scalars only if scalars in both."""
-        groups_a, poisoned_a, scalars_a, vectors_a = first
-        groups_b, poisoned_b, scalars_b, vectors_b = second
+        become one), are stale or read-only views if so in either, and are scalars only if scalars in both."""
+        groups_a, poisoned_a, scalars_a, vectors_a, (read_only_a, items_a) = first
+        groups_b, poisoned_b, scalars_b, vectors_b, (read_only_b, items_b) = second
+        self.read_only, self.read_only_items = {**read_only_b, **read_only_a}, {**items_b, **items_a}
         groups = dict(groups_a)
         for name, group in groups_b.items():
             if name not in groups:
@@ -486,7 +530,7 @@ def _is_int_like(node) -> bool:
     return not (isinstance(node, gast.Constant) and not isinstance(node.value, int))
 
 
-def _mutable(value) -> bool:
+def is_mutable(value) -> bool:
     """Can a change in place through another name change `value` (an array, a list, a dict, an object)?"""
     import types
     return not (value is None or isinstance(value, (

@@ -228,6 +228,10 @@ class Lowerer:
 
     def changed_in_place(self, name: str, where) -> None:
         """`name`'s object is changed in place at `where` (a node): the other names for it become stale."""
+        maker = self.aliasing.read_only.get(name)
+        if maker is not None:
+            raise self.error(f"'{name}' may be a read-only view made by {maker}: NumPy refuses to write into it",
+                             where, f"take a copy to write into ({name} = np.copy(...))")
         shared = self.aliasing.mutated(name, self.parsed.location(where))
         if shared is not None:
             raise self.global_change_error(name, shared, where)
@@ -445,6 +449,7 @@ class Lowerer:
                 raise self.error("list.append takes one argument", value)
             name = value.func.value.id
             objects = self.aliasing.reach(value.args[0])
+            read_only = self.aliasing.read_only_maker(value.args[0]) or self.aliasing.read_only_item(value.args[0])
             item = self.atom(value.args[0])
             appended = Op(primitives.list_append, [Var(self.lookup_local(name)), item])
             self.changed_in_place(name, value)
@@ -452,6 +457,8 @@ class Lowerer:
             self.emit(self.define(name), appended)
             self.aliasing.groups[name] = group
             self.aliasing.holds(name, objects)       # the list holds the item itself
+            if read_only is not None:
+                self.aliasing.read_only_items.setdefault(name, read_only)
             return
         if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute) \
                 and isinstance(value.func.value, gast.Name) and isinstance(self.env.get(value.func.value.id), str):
@@ -471,10 +478,16 @@ class Lowerer:
             scalar = self.aliasing.is_scalar(stmt.value)
             vector = self.aliasing.is_vector(stmt.value)
             shared = self.aliasing.reach(stmt.value)
+            read_only = self.aliasing.read_only_maker(stmt.value)
+            read_only_item = self.aliasing.read_only_item(stmt.value)
             value = self.value(stmt.value)
             self.node = stmt.value
             self.emit(self.define(targets[0].id), value)
             self.aliasing.share(targets[0].id, shared)
+            if read_only is not None:
+                self.aliasing.read_only[targets[0].id] = read_only
+            if read_only_item is not None:
+                self.aliasing.read_only_items[targets[0].id] = read_only_item
             if scalar:
                 self.aliasing.scalars.add(targets[0].id)
             elif vector:
@@ -486,28 +499,34 @@ class Lowerer:
                 and not any(isinstance(e, gast.Starred) for e in stmt.value.elts):
             scalars = [self.aliasing.is_scalar(e) for e in stmt.value.elts]
             objects = [self.aliasing.reach(e) for e in stmt.value.elts]
+            read_only = [self.aliasing.read_only_maker(e) or self.aliasing.read_only_item(e)
+                         for e in stmt.value.elts]
             values = [self.atom(e) for e in stmt.value.elts]   # all read before any is written
-            for target, value, scalar, shared in zip(targets[0].elts, values, scalars, objects):
+            for target, value, scalar, shared, maker in zip(targets[0].elts, values, scalars, objects, read_only):
                 self.assign_to(target, value)
-                self.share_target(target, shared)
+                self.share_target(target, shared, maker)
                 if isinstance(target, gast.Name) and scalar:
                     self.aliasing.scalars.add(target.id)
             return
         objects = self.aliasing.reach(stmt.value)
+        read_only = self.aliasing.read_only_item(stmt.value)
         value = self.atom(stmt.value)
         for target in targets:
             self.assign_to(target, value)
-            self.share_target(target, objects)
+            self.share_target(target, objects, read_only, unpacked=True)
 
-    def share_target(self, target, objects) -> None:
+    def share_target(self, target, objects, read_only=None, unpacked=False) -> None:
         """After assigning a value whose objects are `objects` to `target`: the names it binds are (views
-        of) those objects, or of their elements; a container written by index holds the value."""
+        of) those objects, or of their elements; a container written by index holds the value. `read_only`:
+        the function that made a read-only view the value (or, `unpacked`, the container unpacked) may be."""
         if isinstance(target, gast.Name):
             self.aliasing.share(target.id, objects)
+            if read_only is not None:
+                self.aliasing.read_only[target.id] = read_only
         elif isinstance(target, (gast.Tuple, gast.List)):
             elements = self.aliasing.elements(objects)
             for element in target.elts:
-                self.share_target(element, elements)
+                self.share_target(element, elements, read_only if unpacked else None, unpacked)
         elif isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name) \
                 and self.aliasing.held.get(self.aliasing.root(target.value.id)):
             self.aliasing.holds(target.value.id, objects)     # lst[i] = v: a list known to hold objects
@@ -675,8 +694,10 @@ class Lowerer:
         scalars, vectors = aliasing.loop_variable_kinds(stmt, carried, _stored_names(stmt.body))
         aliasing.join_loop_aliases(stmt, set(carried) - scalars)
         groups = {n: aliasing.groups.get(n) for n in carried}
+        read_only = {n: aliasing.read_only[n] for n in carried if n in aliasing.read_only}
         params = [self.define(n) for n in carried]
         aliasing.groups.update(groups)        # a loop variable is its initial object, at first
+        aliasing.read_only.update(read_only)
         aliasing.scalars |= scalars
         aliasing.vectors |= vectors
         stale_before = set(aliasing.poisoned)
@@ -696,8 +717,10 @@ class Lowerer:
             raise self.stale_error(node.id, stale, node, " in this loop")
         body_outs = [Var(env_after[n]) for n in carried]
         at_end = {n: aliasing.groups.get(n) for n in carried}
+        read_only.update({n: aliasing.read_only[n] for n in carried if n in aliasing.read_only})
         results = [self.define(n) for n in carried]
         aliasing.groups.update(groups)
+        aliasing.read_only.update(read_only)
         for n in carried:                     # after the loop, n is its first object or a trip's last one
             aliasing.join_group(n, at_end[n])
         aliasing.scalars |= scalars
