@@ -10,14 +10,16 @@ after an in-place change made through another name for the same object:
 
     >>> aliasing = Aliasing(scalars=set(), resolve=lambda node: None)
     >>> aliasing.bind("x", 1); aliasing.bind("y", 2)
-    >>> aliasing.share("y", aliasing.object_of(gast.Name("x", ...)))     # y = x
+    >>> aliasing.share("y", aliasing.reach(gast.Name("x", ...)))         # y = x
     >>> aliasing.mutated("y", where); aliasing.stale("x")               # doctest: +SKIP
-    ('y', where)
+    ('y', where, None)
 
-Names known to hold scalars are exempt: ``+=`` on a number rebinds it.
+Names known to hold scalars are exempt: ``+=`` on a number rebinds it. Which calls may return a
+view of an argument is one table, `view_of`, also used for the lowered form by `inplace`.
 """
 from __future__ import annotations
 
+import ast
 import operator
 
 import gast
@@ -78,7 +80,8 @@ class Aliasing:
 
     `resolve(node)` gives the object an expression names in the user's namespace, or None;
     `effects(call)`, for a call of a user function, the expressions of the call whose objects it may change
-    in place and those its result may be or hold (each a list), else None.
+    in place, those its result may be or hold (each a list) and the name of a module-level object it may
+    return (or None); else None.
 
     An object is a group key; keys that may be one object are joined (`union`, never undone: after a
     branch or a loop, what may be one object in either stays so). A container made in the function (a
@@ -94,6 +97,7 @@ class Aliasing:
         self.held: dict = {}                      # root key -> keys of the objects the container may hold
         self.global_of: dict = {}                 # root key -> name of a module-level object it may be
         self.changed: set = set()                 # keys of the objects changed in place
+        self.fresh = 0                            # keys made for new objects put into containers
         self.poisoned: dict[str, tuple] = {}      # user name -> (name changed, its location, call or None)
         self.read_only: dict[str, str] = {}       # user name -> the function that made it a read-only view
         self.read_only_items: dict[str, str] = {}  # name of a container that may hold one -> that function
@@ -151,17 +155,45 @@ class Aliasing:
         if isinstance(node, gast.Subscript):           # an element of a container, or a view of an array
             return self.elements(self.reach(node.value))
         if isinstance(node, (gast.List, gast.Tuple, gast.Set)):
-            return set(), self._all_of(node.elts)
+            return set(), self._items(node.elts)
         if isinstance(node, gast.Dict):
-            return set(), self._all_of(node.values)
+            return set(), self._items(node.values)
         if isinstance(node, gast.IfExp):
             (keys_a, held_a), (keys_b, held_b) = self.reach(node.body), self.reach(node.orelse)
             return keys_a | keys_b, held_a | held_b
         if isinstance(node, gast.BinOp):               # a new object; a sum of lists holds their items
-            return set(), self.reach(node.left)[1] | self.reach(node.right)[1]
+            left, right = self.contents(node.left), self.contents(node.right)
+            if not left | right:
+                return set(), set()                     # (arithmetic, or lists not made here: not known)
+            unknown = [n for n, c in ((node.left, left), (node.right, right)) if not c]
+            return set(), left | right | self._all_of(unknown)   # a list not made here: its items are its own
         if isinstance(node, gast.Call):
             return self._reach_call(node)
         return set(), set()
+
+    def contents(self, node) -> set:
+        """The objects a container made here that `node` evaluates to may hold."""
+        keys, held = self.reach(node)
+        for key in keys:
+            held |= self.held.get(self.find(key), set())
+        return held
+
+    def item(self, node) -> tuple[set, set]:
+        """The objects of `node` as an item put into a container: a new object gets a key of its own, so
+        that a change of it through the container is seen by the containers holding it."""
+        keys, held = self.reach(node)
+        if not keys | held and not self.is_scalar(node) and not isinstance(node, gast.Constant):
+            self.fresh += 1
+            keys = {("item", self.fresh)}
+        return keys, held
+
+    def _items(self, nodes) -> set:
+        found = set()
+        for n in nodes:
+            if n is not None:
+                keys, held = self.item(n.value if isinstance(n, gast.Starred) else n)
+                found |= keys | held
+        return found
 
     def _all_of(self, nodes) -> set:
         found = set()
@@ -181,7 +213,13 @@ class Aliasing:
             return set(), set()                         # the other methods lowering knows make new values
         effects = self.effects(node)
         if effects is not None:                         # a user function
-            return self._all_of(effects[1]), set()
+            written, result, shared = effects
+            found = self._all_of(result)
+            if shared is not None:                      # a module-level object of the callee's
+                key = ("global", f"{_callee(node)}:{shared}")
+                self.global_of.setdefault(self.find(key), shared)
+                found.add(key)
+            return found, set()
         kind = view_of(self.resolve(func), {k.arg for k in node.keywords})
         if kind == "first":
             return (self._all_of(node.args[:1]), set())
@@ -245,12 +283,8 @@ class Aliasing:
             return self.read_only_item(node.value)
         return None
 
-    def object_of(self, node):
-        """(The objects `node` evaluates to, the objects it holds): see `reach`."""
-        return self.reach(node)
-
     def share(self, name: str, objects) -> None:
-        """After ``name = <node>``, `objects` being `object_of(node)`: name is one of those objects (they
+        """After ``name = <node>``, `objects` being `reach(node)`: name is one of those objects (they
         become one), or the container holding those."""
         keys, held = objects
         keys = sorted(keys, key=repr)
@@ -274,10 +308,6 @@ class Aliasing:
         keys, held = objects
         if keys | held and self.root(name) is not None:
             self.held.setdefault(self.root(name), set()).update(keys | held)
-
-    def join(self, name: str, other: str) -> None:
-        """`name` and `other` may be one object from now on (so may everything sharing with either)."""
-        self.join_group(name, self.groups.get(other))
 
     def join_group(self, name: str, group) -> None:
         """`name` may be the object of `group` too: the names of either group may be one object."""
@@ -528,6 +558,10 @@ def viewed_name(node) -> str | None:
 def _is_int_like(node) -> bool:
     """Could `node` (known to be a number) be an int index? (Not a float literal.)"""
     return not (isinstance(node, gast.Constant) and not isinstance(node.value, int))
+
+
+def _callee(node) -> str:
+    return ast.unparse(gast.gast_to_ast(node.func))
 
 
 def is_mutable(value) -> bool:

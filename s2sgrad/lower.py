@@ -90,7 +90,7 @@ def effects_of(fn) -> Effects | None:
 
 
 def _callee_name(node) -> str:
-    return ast.unparse(gast.gast_to_ast(node.func))
+    return ast.unparse(gast.gast_to_ast(node.func))    # as the user wrote it
 
 
 @dataclass(eq=False)
@@ -258,7 +258,7 @@ class Lowerer:
 
     def call_effects(self, node):
         """For a call of a user function: (the argument expressions whose objects the call may change in
-        place, those its result may be or hold), else None."""
+        place, those its result may be or hold, a module-level object of the callee it may return), else None."""
         fn = self.callee_of(node)
         if fn is None:
             return None
@@ -273,13 +273,13 @@ class Lowerer:
             try:
                 params = list(inspect.signature(fn).parameters)
             except (TypeError, ValueError):
-                return [], [*node.args, *(k.value for k in node.keywords)]
+                return [], [*node.args, *(k.value for k in node.keywords)], None
             free = []
         given = dict(zip(params, node.args))
         given.update({k.arg: k.value for k in node.keywords if k.arg in params})
         arguments = [given.get(p) for p in params] + free
         if effects is None:                       # not analysed (recursive, or refused when it is lowered)
-            return [], [a for a in arguments if a is not None]
+            return [], [a for a in arguments if a is not None], None
         for i in effects.written:
             if i < len(arguments) and arguments[i] is None:
                 raise self.error(f"the call of '{_callee_name(node)}' changes the default value of its "
@@ -287,9 +287,7 @@ class Lowerer:
                                  f"pass '{params[i]}' explicitly, or make the function copy it first")
         written = [arguments[i] for i in sorted(effects.written) if i < len(arguments)]
         result = [arguments[i] for i in sorted(effects.result) if i < len(arguments) and arguments[i] is not None]
-        if effects.result_global:
-            result.append(effects.result_global)
-        return written, result
+        return written, result, effects.result_global
 
     def apply_call_effects(self, node) -> None:
         """After a call of a user function that changes objects it is given: every name for them, and
@@ -307,7 +305,7 @@ class Lowerer:
             if shared is not None:
                 raise self.global_change_error(changer, shared, node)
 
-    def effects_summary(self, params) -> "Effects":
+    def effects_summary(self, params) -> Effects:
         """What a call of this function does to its arguments' objects (see `Effects`)."""
         find = self.aliasing.find
         changed = {find(k) for k in self.aliasing.changed}
@@ -448,7 +446,7 @@ class Lowerer:
             if len(value.args) != 1 or value.keywords:
                 raise self.error("list.append takes one argument", value)
             name = value.func.value.id
-            objects = self.aliasing.reach(value.args[0])
+            objects = self.aliasing.item(value.args[0])
             read_only = self.aliasing.read_only_maker(value.args[0]) or self.aliasing.read_only_item(value.args[0])
             item = self.atom(value.args[0])
             appended = Op(primitives.list_append, [Var(self.lookup_local(name)), item])
@@ -508,7 +506,8 @@ class Lowerer:
                 if isinstance(target, gast.Name) and scalar:
                     self.aliasing.scalars.add(target.id)
             return
-        objects = self.aliasing.reach(stmt.value)
+        objects = self.aliasing.item(stmt.value) if any(isinstance(t, gast.Subscript) for t in targets) \
+            else self.aliasing.reach(stmt.value)
         read_only = self.aliasing.read_only_item(stmt.value)
         value = self.atom(stmt.value)
         for target in targets:

@@ -10,8 +10,8 @@ array ``y`` of shape (2, 3) from x and then
   a list appended to in a loop, a tuple unpacked);
 * a change in place through one of the names: ``n[index] = e``, ``n[index] += e`` with a basic index
   valid for that name's shape, or ``n *= c``, ``n += e`` — in straight-line code, under a data
-  branch, in a loop (also reading the other name in the loop), or in a helper the program calls
-  with that name (a module-level function or a nested ``def``);
+  branch, in a loop (also reading the other name in the loop), through the rows of ``for row in n``,
+  or in a helper the program calls with that name (a module-level function or a nested ``def``);
 * a result that reads the other name (and maybe the changed one).
 
 The test runs each program as Python and through s2sgrad: the value and gradient must be Python's (the
@@ -76,7 +76,7 @@ MAKERS = [
 ]
 MAKERS = [m for m in MAKERS if not m[0].startswith("np.") or hasattr(np, m[0][3:].split("(")[0])]
 
-PLACES = ("straight", "branch", "loop", "loop_read", "helper", "nested")
+PLACES = ("straight", "branch", "loop", "loop_read", "rows", "helper", "nested")
 CONTAINERS = ("none", "none", "none", "list", "tuple", "appended", "unpacked")
 
 
@@ -149,7 +149,9 @@ def generate(rng: random.Random) -> Program:
     target = rng.choice(["v", "y"])
     write = _write(rng, target, names[target], "x")
     body = []
-    if place == "straight":
+    if place == "rows" and len(names[target]) >= 2:       # each row a view of the array iterated
+        body = [f"    for row in {target}:", f"        {_write(rng, 'row', names[target][1:], 'x')}"]
+    elif place in ("straight", "rows"):
         body = [f"    {write}"]
     elif place == "branch":
         body = ["    if x[0] > 0.0:", f"        {write}"]
