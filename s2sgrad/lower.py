@@ -64,17 +64,21 @@ class Effects:
 
 
 _ANALYSING: set = set()                          # ids of the user functions whose effects are being found
+_FOUND: dict = {}                                # id -> (function, Effects), while an outermost analysis runs
 
 
 def effects_of(fn) -> Effects | None:
     """The `Effects` of calling `fn` (a LiftedFunction or a user function), found by lowering it; None
     for a function being analysed (a recursive call, refused later) or one that cannot be lowered (its
-    error comes when it is transformed)."""
+    error comes when it is transformed). Each function is lowered once per outermost analysis."""
     from .errors import S2SGradError
+    from .parse import parse_function
     if id(fn) in _ANALYSING:
         return None
+    if id(fn) in _FOUND:
+        return _FOUND[id(fn)][1]
+    outermost = not _ANALYSING
     _ANALYSING.add(id(fn))
-    from .parse import parse_function
     try:
         if isinstance(fn, LiftedFunction):
             lowerer = Lowerer(fn.parsed, functions=fn.functions)
@@ -82,11 +86,15 @@ def effects_of(fn) -> Effects | None:
         else:
             lowerer = Lowerer(parse_function(fn))
             lowerer.function()
+        effects = lowerer.effects
     except S2SGradError:
-        return None
+        effects = None
     finally:
         _ANALYSING.discard(id(fn))
-    return lowerer.effects
+    _FOUND[id(fn)] = (fn, effects)
+    if outermost:
+        _FOUND.clear()
+    return effects
 
 
 def _callee_name(node) -> str:
