@@ -97,6 +97,7 @@ class Aliasing:
         self.held: dict = {}                      # root key -> keys of the objects the container may hold
         self.global_of: dict = {}                 # root key -> name of a module-level object it may be
         self.changed: set = set()                 # keys of the objects changed in place
+        self.changed_through: set = set()         # (key, the name it was changed through, or None for a call)
         self.fresh = 0                            # keys made for new objects put into containers
         self.poisoned: dict[str, tuple] = {}      # user name -> (name changed, its location, call or None)
         self.read_only: dict[str, str] = {}       # user name -> the function that made it a read-only view
@@ -213,8 +214,7 @@ class Aliasing:
             return set(), set()                         # the other methods lowering knows make new values
         effects = self.effects(node)
         if effects is not None:                         # a user function
-            written, result, shared = effects
-            found = self._all_of(result)
+            found, shared = self._all_of(effects.result), effects.result_global
             if shared is not None:                      # a module-level object of the callee's
                 key = ("global", f"{_callee(node)}:{shared}")
                 self.global_of.setdefault(self.find(key), shared)
@@ -344,6 +344,7 @@ class Aliasing:
         one of them may be, else None."""
         roots = {self.find(k) for k in keys}
         self.changed |= roots
+        self.changed_through |= {(r, spare) for r in roots}
         for key in roots:
             if key in self.global_of:
                 return self.global_of[key]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import dataclasses
 import inspect
 import operator
 from dataclasses import dataclass, field
@@ -61,6 +62,19 @@ class Effects:
     written: set
     result: set
     result_global: str | None = None
+    rebindable: set = field(default_factory=set)   # of `written`: the parameter itself, never rebound, is
+    #                                                 the only name changing its object (the caller can
+    #                                                 rebind its variable to the parameter's final version)
+
+
+@dataclass
+class CallEffects:
+    """`Effects` at one call: argument expressions for positions, and those whose variable can be rebound."""
+
+    written: list                  # (position, argument expression) whose objects the call may change
+    result: list                   # argument expressions the result may be or hold
+    result_global: str | None      # a module-level object of the callee's the result may be
+    rebindable: set                # positions of `written` the call can return the final version of
 
 
 _ANALYSING: set = set()                          # ids of the user functions whose effects are being found
@@ -110,6 +124,8 @@ class LiftedFunction:
     recompute: bool = False                  # decorated with s2sgrad.recompute
     functions: dict = field(default_factory=dict)   # the nested defs it can call
     defaults: list = field(default_factory=list)    # atoms of its parameters' defaults, as at its def
+    also_returns: tuple = ()                 # parameters it changes in place: it returns (result, *their
+    #                                          final versions), and the caller rebinds its variables to them
 
     @property
     def __name__(self):
@@ -130,6 +146,7 @@ def lower_function(fn, scalars=(), vectors=()) -> tuple[Function, Names]:
     from .parse import parse_function
     if isinstance(fn, LiftedFunction):
         lowerer = Lowerer(fn.parsed, functions=fn.functions)
+        lowerer.also_returns = list(fn.also_returns)
         return lowerer.function(list(fn.free)), lowerer.names
     lowerer = Lowerer(parse_function(fn), scalars=scalars, vectors=vectors)
     return lowerer.function(), lowerer.names
@@ -202,6 +219,7 @@ class Lowerer:
         self.env: dict[str, object] = dict(functions or {})   # user name -> SSA name or LiftedFunction
         self.aliasing = Aliasing(scalars, self.resolve_callee, vectors, self.call_effects)
         self.returned: set = set()                # the objects the function may return (group keys)
+        self.also_returns: list = []              # parameters whose final versions it returns too
         self.effects_of: dict = {}                # id of a called user function -> its Effects
         self.out: list = []                       # the block being built
         self.node = parsed.tree                   # the statement being lowered, for locations
@@ -274,37 +292,49 @@ class Lowerer:
         if key not in self.effects_of:
             self.effects_of[key] = effects_of(fn)
         effects = self.effects_of[key]
-        if isinstance(fn, LiftedFunction):
+        if isinstance(fn, LiftedFunction) and not fn.also_returns:
             params = [a.id for a in fn.parsed.tree.args.args]
             free = [gast.Name(n, gast.Load(), None, None) for n in fn.free]
         else:
             try:
                 params = list(inspect.signature(fn).parameters)
             except (TypeError, ValueError):
-                return [], [*node.args, *(k.value for k in node.keywords)], None
+                return CallEffects([], [*node.args, *(k.value for k in node.keywords)], None, set())
             free = []
         given = dict(zip(params, node.args))
         given.update({k.arg: k.value for k in node.keywords if k.arg in params})
         arguments = [given.get(p) for p in params] + free
         if effects is None:                       # not analysed (recursive, or refused when it is lowered)
-            return [], [a for a in arguments if a is not None], None
+            return CallEffects([], [a for a in arguments if a is not None], None, set())
         for i in effects.written:
             if i < len(arguments) and arguments[i] is None:
                 raise self.error(f"the call of '{_callee_name(node)}' changes the default value of its "
                                  f"parameter '{params[i]}' in place, which would persist across calls", node,
                                  f"pass '{params[i]}' explicitly, or make the function copy it first")
-        written = [arguments[i] for i in sorted(effects.written) if i < len(arguments)]
+        written = [(i, arguments[i]) for i in sorted(effects.written) if i < len(arguments)]
         result = [arguments[i] for i in sorted(effects.result) if i < len(arguments) and arguments[i] is not None]
-        return written, result, effects.result_global
+        return CallEffects(written, result, effects.result_global, effects.rebindable & set(range(len(params))))
 
-    def apply_call_effects(self, node) -> None:
-        """After a call of a user function that changes objects it is given: every name for them, and
-        for a container holding them, is stale (Python's caller would see the change; ours would not)."""
+    def apply_call_effects(self, node, rebind: bool) -> list:
+        """After a call of a user function that changes objects it is given: a variable passed as the
+        parameter that changes its object (and is never rebound in the callee) is rebound to the
+        parameter's final version, which the call returns too (with `rebind`) — the (position, variable)
+        pairs; every
+        other name for a changed object, and for a container holding one, is stale (Python's caller
+        would see the change; ours would not)."""
         effects = self.call_effects(node)
         if effects is None:
-            return
+            return []
         callee = _callee_name(node)
-        for argument in effects[0]:
+        rebound = []
+        names = [a.id for _, a in effects.written if isinstance(a, gast.Name)]
+        for position, argument in effects.written:
+            if rebind and position in effects.rebindable and isinstance(argument, gast.Name) \
+                    and isinstance(self.env.get(argument.id), str) and names.count(argument.id) == 1 \
+                    and not self.aliasing.is_scalar(argument):
+                self.changed_in_place(argument.id, node)
+                rebound.append((position, argument.id))
+                continue
             keys, held = self.aliasing.reach(argument)
             if not keys | held:
                 continue
@@ -312,6 +342,41 @@ class Lowerer:
             shared = self.aliasing.changed_objects(keys | held, (changer, self.parsed.location(node), callee))
             if shared is not None:
                 raise self.global_change_error(changer, shared, node)
+        return rebound
+
+    def rebinding_call(self, fn, args: list, rebound: list, name: str):
+        """The call of `fn` (bound atoms `args`) that also returns the final versions of the parameters at
+        the `rebound` positions: the caller's variables are rebound to them; the value is the result."""
+        params = [a.id for a in fn.parsed.tree.args.args]
+        variant = dataclasses.replace(fn, also_returns=tuple(params[i] for i, _ in rebound))
+        returned = self.bind(Op(variant, args, {}, name=name), "returned")
+        for k, (_, variable) in enumerate(rebound, 1):
+            group, vector = self.aliasing.groups.get(variable), variable in self.aliasing.vectors
+            self.emit(self.define(variable), Op(operator.getitem, [returned, Const(k)]))
+            self.aliasing.groups[variable] = group        # still the object it was
+            if vector:
+                self.aliasing.vectors.add(variable)
+        return Op(operator.getitem, [returned, Const(0)])
+
+    def as_lifted(self, fn, args: list, kwargs: dict):
+        """A module-level user function as a LiftedFunction and its call's atoms, bound to its parameters
+        (defaults as constants), or None where a default is not a plain constant."""
+        from .parse import parse_function
+        from .reverse import is_recomputed
+        try:
+            bound = inspect.signature(fn).bind(*args, **kwargs)
+        except TypeError:
+            return None
+        bound.apply_defaults()
+        atoms = []
+        for value in bound.arguments.values():
+            if not isinstance(value, (Var, Const, Global)):
+                if not isinstance(value, (int, float, bool, str, type(None))):
+                    return None
+                value = Const(value)
+            atoms.append(value)
+        parsed = parse_function(fn)
+        return LiftedFunction(parsed, [], is_recomputed(fn)), atoms
 
     def effects_summary(self, params) -> Effects:
         """What a call of this function does to its arguments' objects (see `Effects`)."""
@@ -321,7 +386,13 @@ class Lowerer:
         written = {i for i, p in enumerate(params) if find(p) in changed}
         result = {i for i, p in enumerate(params) if find(p) in returned}
         shared = [self.aliasing.global_of[k] for k in returned if k in self.aliasing.global_of]
-        return Effects(written, result, shared[0] if shared else None)
+        stored = {n.id for n in gast.walk(self.parsed.tree) if isinstance(n, gast.Name)
+                  and isinstance(n.ctx, (gast.Store, gast.Del))}
+        through: dict = {}
+        for key, name in self.aliasing.changed_through:
+            through.setdefault(find(key), set()).add(name)
+        rebindable = {i for i in written if params[i] not in stored and through.get(find(params[i])) == {params[i]}}
+        return Effects(written, result, shared[0] if shared else None, rebindable)
 
     def resolve_callee(self, node):
         """The object a call's function expression names in the user's namespace, or None."""
@@ -402,10 +473,15 @@ class Lowerer:
             self.node = stmt
             if isinstance(stmt, gast.Return):
                 if stmt.value is None:
-                    return Const(None)
-                keys, held = self.aliasing.reach(stmt.value)
-                self.returned |= keys | held
-                return self.atom(stmt.value)
+                    result = Const(None)
+                else:
+                    keys, held = self.aliasing.reach(stmt.value)
+                    self.returned |= keys | held
+                    result = self.atom(stmt.value)
+                if self.also_returns:
+                    changed = [Var(self.env[p]) for p in self.also_returns]
+                    return self.bind(Op(primitives.make_tuple, [result, *changed]), "returned")
+                return result
             if isinstance(stmt, gast.If) and _ends_in_returns(stmt):
                 return self.returning_if(stmt)
             self.statement(stmt)
@@ -922,7 +998,9 @@ class Lowerer:
             if missing:
                 raise self.error(f"call of '{func.id}' gives no value for {', '.join(missing)}", node)
             free = [self.name_atom(n, node) for n in lifted.free]
-            self.apply_call_effects(node)
+            rebound = self.apply_call_effects(node, rebind=True)
+            if rebound:
+                return self.rebinding_call(lifted, [bound[p] for p in params] + free, rebound, func.id)
             return Op(lifted, [bound[p] for p in params] + free, {}, name=func.id)
         if isinstance(func, gast.Lambda):
             raise self.error("calling a lambda in place is not supported", node, "use a def")
@@ -935,7 +1013,13 @@ class Lowerer:
             return Op(callee.value, args, {}, name=callee.name)
         args = [self.atom(a) for a in node.args]
         kwargs = {k.arg: self.atom(k.value) for k in node.keywords}
-        self.apply_call_effects(node)
+        effects = self.call_effects(node)
+        lifted = None
+        if effects is not None and effects.rebindable & {i for i, _ in effects.written}:
+            lifted = self.as_lifted(callee.value, args, kwargs)
+        rebound = self.apply_call_effects(node, rebind=lifted is not None)
+        if rebound:
+            return self.rebinding_call(*lifted, rebound, callee.name)
         name = None if primitives.python_name(callee.value) else callee.name
         return Op(callee.value, args, kwargs, name=name)
 

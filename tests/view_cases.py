@@ -71,7 +71,32 @@ def append_to(items, v):
 def helper_changes_argument(x):
     y = x * 1.0
     s = write_into(y, x[1])
+    return s + np.sum(y * x)                                # y as changed by write_into
+
+
+def helper_scales_argument(x):
+    y = x * 1.0
+    s = scale_in_place(y)
     return s + np.sum(y * x)                                # read: y
+
+
+def write_through_alias(a, s):
+    b = a
+    b[2] = s
+    return 0.5 * s
+
+
+def helper_changes_through_alias(x):
+    y = x * 1.0
+    t = write_through_alias(y, x[0])
+    return np.sum(y * x) + t                                # read: y
+
+
+def helper_changes_argument_of_alias(x):
+    y = x * 1.0
+    z = y
+    t = write_into(z, x[3])
+    return np.sum(z * x) + t + np.sum(y)                    # read: y
 
 
 def helper_changes_argument_not_read(x):
@@ -96,14 +121,14 @@ def helper_changes_an_alias(x):
 def helper_appends(x):
     items = [x]
     s = append_to(items, x * 2.0)
-    return np.sum(items[-1] * x) + s                        # read: items
+    return np.sum(items[-1] * x) + s
 
 
 def helper_changes_in_loop(x):
     y = x * 1.0
     s = 0.0
     for i in range(3):
-        s = s + write_into(y, x[i])                         # read: y (next trip)
+        s = s + write_into(y, x[i]) * x[i]
     return s
 
 
@@ -160,7 +185,7 @@ def nested_changes_parameter(x):
         a[1] = 0.0
         return np.sum(a)
     t = inner(y)
-    return t + np.sum(y * x)                                # read: y
+    return t + np.sum(y * x)
 
 
 def changes_default(x, a=np.zeros(2)):
