@@ -220,6 +220,8 @@ class Lowerer:
         self.aliasing = Aliasing(scalars, self.resolve_callee, vectors, self.call_effects)
         self.returned: set = set()                # the objects the function may return (group keys)
         self.also_returns: list = []              # parameters whose final versions it returns too
+        self.rebind_scopes: list = []             # per loop being lowered: (names bound before it, its loop
+        #                                           variables); None in a condition or a branch of an expression
         self.effects_of: dict = {}                # id of a called user function -> its Effects
         self.out: list = []                       # the block being built
         self.node = parsed.tree                   # the statement being lowered, for locations
@@ -331,7 +333,7 @@ class Lowerer:
         for position, argument in effects.written:
             if rebind and position in effects.rebindable and isinstance(argument, gast.Name) \
                     and isinstance(self.env.get(argument.id), str) and names.count(argument.id) == 1 \
-                    and not self.aliasing.is_scalar(argument):
+                    and not self.aliasing.is_scalar(argument) and self.may_rebind(argument.id):
                 self.changed_in_place(argument.id, node)
                 rebound.append((position, argument.id))
                 continue
@@ -343,6 +345,23 @@ class Lowerer:
             if shared is not None:
                 raise self.global_change_error(changer, shared, node)
         return rebound
+
+    def rebound_in(self, loop) -> list:
+        """The variables calls in `loop` rebind to a changed parameter's final version (so loop variables)."""
+        found = []
+        for node in gast.walk(loop):
+            if isinstance(node, gast.Call) and self.callee_of(node) is not None:
+                effects = self.call_effects(node)
+                found += [a.id for i, a in effects.written if i in effects.rebindable and isinstance(a, gast.Name)]
+        return found
+
+    def may_rebind(self, name: str) -> bool:
+        """Can a call here rebind `name`? Not in a loop's condition or an expression's branch (whose new
+        versions go nowhere), nor in a loop that does not carry it."""
+        for scope in self.rebind_scopes:
+            if scope is None or name in scope[0] and name not in scope[1]:
+                return False
+        return True
 
     def rebinding_call(self, fn, args: list, rebound: list, name: str):
         """The call of `fn` (bound atoms `args`) that also returns the final versions of the parameters at
@@ -391,7 +410,10 @@ class Lowerer:
         through: dict = {}
         for key, name in self.aliasing.changed_through:
             through.setdefault(find(key), set()).add(name)
-        rebindable = {i for i in written if params[i] not in stored and through.get(find(params[i])) == {params[i]}}
+        returns = sum(isinstance(n, gast.Return) for n in gast.walk(self.parsed.tree))
+        rebindable = {i for i in written if params[i] not in stored and through.get(find(params[i])) == {params[i]}
+                      and returns <= 1}    # (a version returned from inside a branch would be recorded
+        #                                             where the backward function cannot read it)
         return Effects(written, result, shared[0] if shared else None, rebindable)
 
     def resolve_callee(self, node):
@@ -767,6 +789,7 @@ class Lowerer:
         trips = self.atom(trips_node) if trips_node is not None else None
         before = dict(self.env)
         carried = [n for n in _stored_names(stmt.body) if isinstance(before.get(n), str)]
+        carried += [n for n in self.rebound_in(stmt) if n not in carried and isinstance(before.get(n), str)]
         aliasing = self.aliasing
         for n in carried:                     # the loop starts from n's object: one changed through another name
             stale = aliasing.stale(n)
@@ -789,10 +812,13 @@ class Lowerer:
         self.out = []
         self.env = inner
         self.node = stmt
+        self.rebind_scopes.append(None)
         test = self.atom(stmt.test)
+        self.rebind_scopes[-1] = (set(before), set(carried))
         cond = self.out
         self.out = saved_out
         body, env_after, _ = self.sub_block(stmt.body, self.env)
+        self.rebind_scopes.pop()
         self.env = before
         stale_read = aliasing.stale_in_loop(stmt, set(aliasing.poisoned) - stale_before)
         if stale_read is not None:
@@ -900,7 +926,9 @@ class Lowerer:
         body, _, _ = self.sub_block([], before)
         saved_out = self.out
         self.out = []
+        self.rebind_scopes.append(None)
         second = self.atom(rest)
+        self.rebind_scopes.pop()
         branch = self.out
         self.out = saved_out
         result = self.names.fresh("either" if isinstance(node.op, gast.Or) else "both", temporary=True)
@@ -915,10 +943,12 @@ class Lowerer:
         test = self.atom(node.test)
         saved_out = self.out
         self.out = []
+        self.rebind_scopes.append(None)
         then = self.atom(node.body)
         then_block = self.out
         self.out = []
         orelse = self.atom(node.orelse)
+        self.rebind_scopes.pop()
         else_block = self.out
         self.out = saved_out
         result = self.names.fresh("chosen", temporary=True)

@@ -285,3 +285,33 @@ def zipped_rows(x):
     pairs = list(zip(B, B))
     B *= 2.0
     return np.sum(pairs[0][0])                              # read: pairs
+
+
+def fill(a, s):
+    a[0] = s
+
+
+def fill_in_branches(a, s):
+    if s > 0.0:
+        a[1] = s
+        return 1.0
+    a[2] = s
+    return 2.0
+
+
+def helper_without_return(x):
+    y = x * 1.0
+    fill(y, x[1] * 3.0)
+    return np.sum(y * x)
+
+
+def helper_called_with_keywords(x):
+    y = x * 1.0
+    fill(s=x[2], a=y)
+    return np.sum(y * x)
+
+
+def helper_returning_in_branches(x):
+    y = x * 1.0
+    t = fill_in_branches(y, x[0])
+    return np.sum(y * x) * t                                # read: y

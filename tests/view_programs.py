@@ -11,7 +11,8 @@ array ``y`` of shape (2, 3) from x and then
 * a change in place through one of the names: ``n[index] = e``, ``n[index] += e`` with a basic index
   valid for that name's shape, or ``n *= c``, ``n += e`` — in straight-line code, under a data
   branch, in a loop (also reading the other name in the loop), through the rows of ``for row in n``,
-  or in a helper the program calls with that name (a module-level function or a nested ``def``);
+  or in a helper the program calls with that name (a module-level function or a nested ``def``;
+  called once, in a loop, under a branch, or in a conditional expression);
 * a result that reads the other name (and maybe the changed one).
 
 The test runs each program as Python and through s2sgrad: the value and gradient must be Python's (the
@@ -76,7 +77,15 @@ MAKERS = [
 ]
 MAKERS = [m for m in MAKERS if not m[0].startswith("np.") or hasattr(np, m[0][3:].split("(")[0])]
 
-PLACES = ("straight", "branch", "loop", "loop_read", "rows", "helper", "nested")
+PLACES = ("straight", "branch", "loop", "loop_read", "rows", "helper", "nested", "helper_loop", "helper_branch",
+          "helper_expression")
+CALLS = {   # how the helper g is called (with the name written through), by place
+    "helper": ["    q = g({n}, x)"],
+    "nested": ["    q = g({n}, x)"],
+    "helper_loop": ["    q = 0.0", "    for i in range(2):", "        q = q + g({n}, x)"],
+    "helper_branch": ["    q = 0.0", "    if x[1] > 0.0:", "        g({n}, x)"],
+    "helper_expression": ["    q = g({n}, x) if x[1] > 0.0 else 0.5"],
+}
 CONTAINERS = ("none", "none", "none", "list", "tuple", "appended", "unpacked")
 
 
@@ -165,17 +174,20 @@ def generate(rng: random.Random) -> Program:
     else:
         inner = _write(rng, "a", names[target], "t")
         definition = ["def g(a, t):", f"    {inner}", "    return 0.1 * np.sum(a * a) + 0.5 * np.sum(t)"]
-        if place == "helper":
-            helper = definition + ["", ""]
-        else:
+        if place == "nested":
             body = ["    " + line for line in definition]
-        body.append(f"    q = g({target}, x)")
+        else:
+            helper = definition + ["", ""]
+        calls = CALLS[place]
+        if place == "helper_loop" and rng.random() < 0.5:
+            calls = calls[:2] + ["        g({n}, x)"]                          # a call statement
+        body += [line.format(n=target) for line in calls]
     lines += body
     first, second = rng.choice(reads), rng.choice(reads)
     result = f"np.sum(np.sin({first})) + 0.5 * np.sum({second} * {second})"
     if place == "loop_read":
         result += " + s"
-    elif place in ("helper", "nested"):
+    elif place in CALLS:
         result += " + q"
     lines.append(f"    return {result}")
     source = "import numpy as np\n\n\n" + "\n".join(helper + lines) + "\n"
