@@ -220,6 +220,9 @@ class Lowerer:
         self.aliasing = Aliasing(scalars, self.resolve_callee, vectors, self.call_effects)
         self.returned: set = set()                # the objects the function may return (group keys)
         self.also_returns: list = []              # parameters whose final versions it returns too
+        self.variants: dict = {}                  # (function tree, also_returns) -> the LiftedFunction called
+        self.lifted: dict = {}                    # id of a module-level function -> it as a LiftedFunction
+        self.rebinding_result = None              # the value of the last call that rebinds variables
         self.rebind_scopes: list = []             # per loop being lowered: (names bound before it, its loop
         #                                           variables); None in a condition or a branch of an expression
         self.effects_of: dict = {}                # id of a called user function -> its Effects
@@ -367,15 +370,19 @@ class Lowerer:
         """The call of `fn` (bound atoms `args`) that also returns the final versions of the parameters at
         the `rebound` positions: the caller's variables are rebound to them; the value is the result."""
         params = [a.id for a in fn.parsed.tree.args.args]
-        variant = dataclasses.replace(fn, also_returns=tuple(params[i] for i, _ in rebound))
-        returned = self.bind(Op(variant, args, {}, name=name), "returned")
+        also_returns = tuple(params[i] for i, _ in rebound)
+        key = (fn.parsed.tree, also_returns)              # one generated function for all calls alike
+        if key not in self.variants:
+            self.variants[key] = dataclasses.replace(fn, also_returns=also_returns)
+        returned = self.bind(Op(self.variants[key], args, {}, name=name), "returned")
         for k, (_, variable) in enumerate(rebound, 1):
             group, vector = self.aliasing.groups.get(variable), variable in self.aliasing.vectors
             self.emit(self.define(variable), Op(operator.getitem, [returned, Const(k)]))
             self.aliasing.groups[variable] = group        # still the object it was
             if vector:
                 self.aliasing.vectors.add(variable)
-        return Op(operator.getitem, [returned, Const(0)])
+        self.rebinding_result = Op(operator.getitem, [returned, Const(0)])
+        return self.rebinding_result
 
     def as_lifted(self, fn, args: list, kwargs: dict):
         """A module-level user function as a LiftedFunction and its call's atoms, bound to its parameters
@@ -394,8 +401,9 @@ class Lowerer:
                     return None
                 value = Const(value)
             atoms.append(value)
-        parsed = parse_function(fn)
-        return LiftedFunction(parsed, [], is_recomputed(fn)), atoms
+        if id(fn) not in self.lifted:
+            self.lifted[id(fn)] = LiftedFunction(parse_function(fn), [], is_recomputed(fn))
+        return self.lifted[id(fn)], atoms
 
     def effects_summary(self, params) -> Effects:
         """What a call of this function does to its arguments' objects (see `Effects`)."""
@@ -568,7 +576,9 @@ class Lowerer:
                 and isinstance(value.func.value, gast.Name) and isinstance(self.env.get(value.func.value.id), str):
             raise self.error(f"the method '{value.func.attr}' changes its object in place, which is not supported",
                              value, "assign the result of a function that returns a new value instead")
-        self.emit(None, self.value(value))
+        result = self.value(value)
+        if result is not self.rebinding_result:    # a call's own result, read by nothing
+            self.emit(None, result)
 
     def stmt_Assert(self, stmt):
         args = [self.atom(stmt.test)]
