@@ -44,7 +44,6 @@ METHODS = {
 }
 VARARG_METHODS = {"reshape", "transpose"}
 SHAPE_READERS = {runtime.like}              # read only the shape of their argument, which writes keep
-VIEW_METHODS = {"reshape", "transpose", "ravel", "squeeze", "swapaxes", "view", "T", "real", "imag"}          # x.reshape(2, 3) means np.reshape(x, (2, 3))
 ATTRIBUTES = {"T": np.transpose, "shape": np.shape, "ndim": np.ndim, "size": np.size,
               "real": np.real, "imag": np.imag}
 
@@ -288,8 +287,7 @@ class Lowerer:
         return callee
 
     def call_effects(self, node):
-        """For a call of a user function: (the argument expressions whose objects the call may change in
-        place, those its result may be or hold, a module-level object of the callee it may return), else None."""
+        """For a call of a user function, its `CallEffects`, else None."""
         fn = self.callee_of(node)
         if fn is None:
             return None
@@ -297,7 +295,7 @@ class Lowerer:
         if key not in self.effects_of:
             self.effects_of[key] = effects_of(fn)
         effects = self.effects_of[key]
-        if isinstance(fn, LiftedFunction) and not fn.also_returns:
+        if isinstance(fn, LiftedFunction):
             params = [a.id for a in fn.parsed.tree.args.args]
             free = [gast.Name(n, gast.Load(), None, None) for n in fn.free]
         else:
