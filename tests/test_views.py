@@ -31,6 +31,8 @@ STALE = [
      "'y' may have been changed in place by the call of 'write_through_alias'"),
     (c.helper_changes_argument_of_alias, "# read: y", "'y' may have been changed in place through 'z'"),
     (c.helper_returning_in_branches, "# read: y", "by the call of 'fill_in_branches'"),
+    (c.helper_in_loop_condition, "while filled_count", "'y' may be changed in place by the call of 'filled_count'"),
+    (c.helper_in_conditional_expression, "# read: y", "by the call of 'filled_count'"),
     (c.helper_changes_a_view, "# read: y", "'y' may have been changed in place by the call of 'scale_in_place'"),
     (c.helper_changes_an_alias, "# read: y", "by the call of 'scale_in_place'"),
     (c.helper_returns_a_view, "# read: v", "'v' may have been changed in place through 'y'"),
@@ -85,7 +87,7 @@ RIGHT = [c.list_changed_not_its_items, c.helper_changes_argument_not_read, c.hel
          c.recurrence_through_helper,
          # a variable passed as a parameter the callee changes by index or appends to: rebound to its new value
          c.helper_changes_argument, c.helper_appends, c.helper_changes_in_loop, c.nested_changes_parameter,
-         c.helper_without_return, c.helper_called_with_keywords]
+         c.helper_without_return, c.helper_called_with_keywords, c.helper_statement_in_loop]
 
 
 @pytest.mark.parametrize("fn", RIGHT, ids=[fn.__name__ for fn in RIGHT])

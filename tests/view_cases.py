@@ -315,3 +315,29 @@ def helper_returning_in_branches(x):
     y = x * 1.0
     t = fill_in_branches(y, x[0])
     return np.sum(y * x) * t                                # read: y
+
+
+def filled_count(a, s):
+    a[0] = a[0] + s
+    return a[0]
+
+
+def helper_statement_in_loop(x):
+    y = x * 1.0
+    for i in range(3):
+        fill(y, y[1] * x[i])
+    return np.sum(y * x)
+
+
+def helper_in_loop_condition(x):
+    y = x * 1.0
+    k = 0
+    while filled_count(y, 0.5) < 3.0 and k < 10:
+        k = k + 1
+    return np.sum(y * x)                                    # read: y
+
+
+def helper_in_conditional_expression(x):
+    y = x * 1.0
+    t = filled_count(y, x[1]) if x[0] > 0.0 else 0.0
+    return np.sum(y * x) + t                                # read: y
