@@ -10,17 +10,11 @@ it), and the backward sweep reads no version of it from before a write:
 """
 from __future__ import annotations
 
-import operator
-
-import numpy as np
-
 from . import primitives
+from .aliasing import is_mutable, view_of
 from .ir import Assign, Global, If, Op, Var, While
 
 MUTATIONS = {primitives.setitem, primitives.list_append}
-VIEWS = {np.reshape, np.transpose, np.ravel, np.squeeze, np.expand_dims, np.swapaxes, np.moveaxis,
-         np.broadcast_to, np.diagonal, np.flip, np.real, np.imag, np.atleast_1d, np.atleast_2d,
-         np.asarray}
 CONTAINERS = {primitives.seq_getitem, primitives.make_tuple, primitives.make_list}
 
 
@@ -72,14 +66,16 @@ class _Aliases:
                         if self.deep:
                             for a in args:
                                 self.flows(stmt.target, a.name, both_ways=True)
-                    elif value.fn in VIEWS or value.fn is operator.getitem:     # a view of the first argument
-                        if isinstance(value.args[0], Var):
-                            self.flows(stmt.target, value.args[0].name, both_ways=True)
-                    elif _may_view(value):
-                        for a in args:
-                            self.flows(stmt.target, a.name, both_ways=True)
-                    if any(isinstance(a, Global) for a in value.args) and (value.fn in VIEWS or _may_view(value)):
-                        self.foreign.add(stmt.target)
+                    else:                       # may the result be a view of an argument? (one table)
+                        kind = view_of(value.fn, value.kwargs)
+                        viewed = {"first": value.args[:1], "any": [*value.args, *value.kwargs.values()],
+                                  "out": [value.kwargs.get("out")], None: []}[kind]
+                        for a in viewed:
+                            if isinstance(a, Var):
+                                self.flows(stmt.target, a.name, both_ways=True)
+                        if any(isinstance(a, Global) for a in viewed) or kind == "any" \
+                                and is_mutable(getattr(value.fn, "__self__", None)):
+                            self.foreign.add(stmt.target)
             elif isinstance(stmt, If):
                 self.block(stmt.body)
                 self.block(stmt.orelse)
@@ -100,20 +96,6 @@ class _Aliases:
                 self.block(stmt.body)
                 for r, p in zip(stmt.results, stmt.params):
                     self.flows(r, p)
-
-
-def _may_view(op: Op) -> bool:
-    """Could the result share memory with an argument? (Indexing, user functions, unknown calls.)"""
-    from .rules import rule_for
-    if op.fn is operator.getitem:
-        return True
-    return rule_for(op.fn) is None and not isinstance(op.fn, np.ufunc) and op.fn not in MUTATIONS \
-        and not _is_known_fresh(op.fn)
-
-
-def _is_known_fresh(fn) -> bool:
-    from .rules import is_nondifferentiable
-    return is_nondifferentiable(fn)
 
 
 # Runtime helpers that read an argument only for its shape (which writing into an array keeps).

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import ast
 import copy
+import dataclasses
+import inspect
 import operator
 from dataclasses import dataclass, field
 
@@ -43,13 +45,74 @@ METHODS = {
 }
 VARARG_METHODS = {"reshape", "transpose"}
 SHAPE_READERS = {runtime.like}              # read only the shape of their argument, which writes keep
-VIEW_METHODS = {"reshape", "transpose", "ravel", "squeeze", "swapaxes", "view", "T", "real", "imag"}          # x.reshape(2, 3) means np.reshape(x, (2, 3))
 ATTRIBUTES = {"T": np.transpose, "shape": np.shape, "ndim": np.ndim, "size": np.size,
               "real": np.real, "imag": np.imag}
 
 
 assert_true = runtime.assert_true
 primitives.INTERNAL[assert_true] = "assert_true"
+
+
+@dataclass
+class Effects:
+    """What a call of a user function does to the objects it is given (parameters by position; the free
+    variables of a lifted function follow its own parameters): those it may change in place (`written`),
+    those its result may be or hold (`result`), and a module-level object its result may be."""
+
+    written: set
+    result: set
+    result_global: str | None = None
+    rebindable: set = field(default_factory=set)   # of `written`: the parameter itself, never rebound, is
+    #                                                 the only name changing its object (the caller can
+    #                                                 rebind its variable to the parameter's final version)
+
+
+@dataclass
+class CallEffects:
+    """`Effects` at one call: argument expressions for positions, and those whose variable can be rebound."""
+
+    written: list                  # (position, argument expression) whose objects the call may change
+    result: list                   # argument expressions the result may be or hold
+    result_global: str | None      # a module-level object of the callee's the result may be
+    rebindable: set                # positions of `written` the call can return the final version of
+
+
+_ANALYSING: set = set()                          # ids of the user functions whose effects are being found
+_FOUND: dict = {}                                # id -> (function, Effects), while an outermost analysis runs
+
+
+def effects_of(fn) -> Effects | None:
+    """The `Effects` of calling `fn` (a LiftedFunction or a user function), found by lowering it; None
+    for a function being analysed (a recursive call, refused later) or one that cannot be lowered (its
+    error comes when it is transformed). Each function is lowered once per outermost analysis."""
+    from .errors import S2SGradError
+    from .parse import parse_function
+    if id(fn) in _ANALYSING:
+        return None
+    if id(fn) in _FOUND:
+        return _FOUND[id(fn)][1]
+    outermost = not _ANALYSING
+    _ANALYSING.add(id(fn))
+    try:
+        if isinstance(fn, LiftedFunction):
+            lowerer = Lowerer(fn.parsed, functions=fn.functions)
+            lowerer.function(list(fn.free))
+        else:
+            lowerer = Lowerer(parse_function(fn))
+            lowerer.function()
+        effects = lowerer.effects
+    except S2SGradError:
+        effects = None
+    finally:
+        _ANALYSING.discard(id(fn))
+    _FOUND[id(fn)] = (fn, effects)
+    if outermost:
+        _FOUND.clear()
+    return effects
+
+
+def _callee_name(node) -> str:
+    return ast.unparse(gast.gast_to_ast(node.func))    # as the user wrote it
 
 
 @dataclass(eq=False)
@@ -61,6 +124,8 @@ class LiftedFunction:
     recompute: bool = False                  # decorated with s2sgrad.recompute
     functions: dict = field(default_factory=dict)   # the nested defs it can call
     defaults: list = field(default_factory=list)    # atoms of its parameters' defaults, as at its def
+    also_returns: tuple = ()                 # parameters it changes in place: it returns (result, *their
+    #                                          final versions), and the caller rebinds its variables to them
 
     @property
     def __name__(self):
@@ -81,6 +146,7 @@ def lower_function(fn, scalars=(), vectors=(), dicts=(), fields=None) -> tuple[F
     from .parse import parse_function
     if isinstance(fn, LiftedFunction):
         lowerer = Lowerer(fn.parsed, functions=fn.functions)
+        lowerer.also_returns = list(fn.also_returns)
         return lowerer.function(list(fn.free)), lowerer.names
     lowerer = Lowerer(parse_function(fn), scalars=scalars, vectors=vectors, dicts=dicts, fields=fields)
     return lowerer.function(), lowerer.names
@@ -153,7 +219,15 @@ class Lowerer:
         self.fields = fields or {}                # parameters known to hold named tuples -> their fields
         self.names = names or Names(_identifiers(parsed.tree))
         self.env: dict[str, object] = dict(functions or {})   # user name -> SSA name or LiftedFunction
-        self.aliasing = Aliasing(scalars, self.resolve_callee, vectors)
+        self.aliasing = Aliasing(scalars, self.resolve_callee, vectors, self.call_effects)
+        self.returned: set = set()                # the objects the function may return (group keys)
+        self.also_returns: list = []              # parameters whose final versions it returns too
+        self.variants: dict = {}                  # (function tree, also_returns) -> the LiftedFunction called
+        self.lifted: dict = {}                    # id of a module-level function -> it as a LiftedFunction
+        self.rebinding_result = None              # the value of the last call that rebinds variables
+        self.rebind_scopes: list = []             # per loop being lowered: (names bound before it, its loop
+        #                                           variables); None in a condition or a branch of an expression
+        self.effects_of: dict = {}                # id of a called user function -> its Effects
         self.out: list = []                       # the block being built
         self.node = parsed.tree                   # the statement being lowered, for locations
         self.loop_locals: dict[str, object] = {}  # names that exist only inside an earlier loop
@@ -171,13 +245,186 @@ class Lowerer:
         self.aliasing.bind(user_name, name)
         return name
 
-    def stale_error(self, name, changer, where, node, scope=""):
+    def stale_error(self, name, stale, node, scope=""):
+        changer, where, callee = stale
         verb = "may be changed" if scope else "may have been changed"
+        if callee is not None:
+            return self.error(
+                f"'{name}' {verb} in place by the call of '{callee}'{scope} (see line {where.line}), which "
+                f"changes its argument '{changer}' or an object it holds", node,
+                f"make '{callee}' return the new value instead of changing its argument, or pass it a copy "
+                f"({callee}(....copy()))")
         return self.error(
             f"'{name}' {verb} in place through '{changer}'{scope} (they can be the same object; "
             f"see line {where.line})", node,
             f"take a copy where the second name is made (... = ....copy()), or update "
             f"'{changer}' out of place ({changer} = {changer} + ...)")
+
+    def changed_in_place(self, name: str, where) -> None:
+        """`name`'s object is changed in place at `where` (a node): the other names for it become stale."""
+        maker = self.aliasing.read_only.get(name)
+        if maker is not None:
+            raise self.error(f"'{name}' may be a read-only view made by {maker}: NumPy refuses to write into it",
+                             where, f"take a copy to write into ({name} = np.copy(...))")
+        shared = self.aliasing.mutated(name, self.parsed.location(where))
+        if shared is not None:
+            raise self.global_change_error(name, shared, where)
+
+    def global_change_error(self, name, shared, where):
+        return self.error(
+            f"'{name}' may be the module-level object '{shared}', which would be changed in place here; "
+            "s2sgrad does not change objects outside the differentiated function", where,
+            f"take a copy first ({name} = np.copy(...)), or pass the object as an argument and return the "
+            "new value")
+
+    # ---------------------------------------------------------------- calls of user functions
+
+    def callee_of(self, node):
+        """The user function a call calls (a LiftedFunction or a transformed function), or None."""
+        func = node.func
+        if isinstance(func, gast.Name) and isinstance(self.env.get(func.id), LiftedFunction):
+            return self.env[func.id]
+        from .reverse import is_user_function
+        callee = self.resolve_callee(func)
+        if callee is None or not is_user_function(callee) or getattr(callee, "__module__", None) == runtime.__name__:
+            return None                           # (s2sgrad's runtime functions make new objects: see aliasing)
+        return callee
+
+    def call_effects(self, node):
+        """For a call of a user function, its `CallEffects`, else None."""
+        fn = self.callee_of(node)
+        if fn is None:
+            return None
+        key = id(fn)
+        if key not in self.effects_of:
+            self.effects_of[key] = effects_of(fn)
+        effects = self.effects_of[key]
+        if isinstance(fn, LiftedFunction):
+            params = [a.id for a in fn.parsed.tree.args.args]
+            free = [gast.Name(n, gast.Load(), None, None) for n in fn.free]
+        else:
+            try:
+                params = list(inspect.signature(fn).parameters)
+            except (TypeError, ValueError):
+                return CallEffects([], [*node.args, *(k.value for k in node.keywords)], None, set())
+            free = []
+        given = dict(zip(params, node.args))
+        given.update({k.arg: k.value for k in node.keywords if k.arg in params})
+        arguments = [given.get(p) for p in params] + free
+        if effects is None:                       # not analysed (recursive, or refused when it is lowered)
+            return CallEffects([], [a for a in arguments if a is not None], None, set())
+        for i in effects.written:
+            if i < len(arguments) and arguments[i] is None:
+                raise self.error(f"the call of '{_callee_name(node)}' changes the default value of its "
+                                 f"parameter '{params[i]}' in place, which would persist across calls", node,
+                                 f"pass '{params[i]}' explicitly, or make the function copy it first")
+        written = [(i, arguments[i]) for i in sorted(effects.written) if i < len(arguments)]
+        result = [arguments[i] for i in sorted(effects.result) if i < len(arguments) and arguments[i] is not None]
+        return CallEffects(written, result, effects.result_global, effects.rebindable & set(range(len(params))))
+
+    def apply_call_effects(self, node, rebind: bool) -> list:
+        """After a call of a user function that changes objects it is given: a variable passed as the
+        parameter that changes its object (and is never rebound in the callee) is rebound to the
+        parameter's final version, which the call returns too (with `rebind`) — the (position, variable)
+        pairs; every
+        other name for a changed object, and for a container holding one, is stale (Python's caller
+        would see the change; ours would not)."""
+        effects = self.call_effects(node)
+        if effects is None:
+            return []
+        callee = _callee_name(node)
+        rebound = []
+        names = [a.id for _, a in effects.written if isinstance(a, gast.Name)]
+        for position, argument in effects.written:
+            if rebind and position in effects.rebindable and isinstance(argument, gast.Name) \
+                    and isinstance(self.env.get(argument.id), str) and names.count(argument.id) == 1 \
+                    and not self.aliasing.is_scalar(argument) and self.may_rebind(argument.id):
+                self.changed_in_place(argument.id, node)
+                rebound.append((position, argument.id))
+                continue
+            keys, held = self.aliasing.reach(argument)
+            if not keys | held:
+                continue
+            changer = ast.unparse(gast.gast_to_ast(argument)) if isinstance(argument, gast.AST) else str(argument)
+            shared = self.aliasing.changed_objects(keys | held, (changer, self.parsed.location(node), callee))
+            if shared is not None:
+                raise self.global_change_error(changer, shared, node)
+        return rebound
+
+    def rebound_in(self, loop) -> list:
+        """The variables calls in `loop` rebind to a changed parameter's final version (so loop variables)."""
+        found = []
+        for node in gast.walk(loop):
+            if isinstance(node, gast.Call) and self.callee_of(node) is not None:
+                effects = self.call_effects(node)
+                found += [a.id for i, a in effects.written if i in effects.rebindable and isinstance(a, gast.Name)]
+        return found
+
+    def may_rebind(self, name: str) -> bool:
+        """Can a call here rebind `name`? Not in a loop's condition or an expression's branch (whose new
+        versions go nowhere), nor in a loop that does not carry it."""
+        for scope in self.rebind_scopes:
+            if scope is None or name in scope[0] and name not in scope[1]:
+                return False
+        return True
+
+    def rebinding_call(self, fn, args: list, rebound: list, name: str):
+        """The call of `fn` (bound atoms `args`) that also returns the final versions of the parameters at
+        the `rebound` positions: the caller's variables are rebound to them; the value is the result."""
+        params = [a.id for a in fn.parsed.tree.args.args]
+        also_returns = tuple(params[i] for i, _ in rebound)
+        key = (fn.parsed.tree, also_returns)              # one generated function for all calls alike
+        if key not in self.variants:
+            self.variants[key] = dataclasses.replace(fn, also_returns=also_returns)
+        returned = self.bind(Op(self.variants[key], args, {}, name=name), "returned")
+        for k, (_, variable) in enumerate(rebound, 1):
+            group, vector = self.aliasing.groups.get(variable), variable in self.aliasing.vectors
+            self.emit(self.define(variable), Op(operator.getitem, [returned, Const(k)]))
+            self.aliasing.groups[variable] = group        # still the object it was
+            if vector:
+                self.aliasing.vectors.add(variable)
+        self.rebinding_result = Op(operator.getitem, [returned, Const(0)])
+        return self.rebinding_result
+
+    def as_lifted(self, fn, args: list, kwargs: dict):
+        """A module-level user function as a LiftedFunction and its call's atoms, bound to its parameters
+        (defaults as constants), or None where a default is not a plain constant."""
+        from .parse import parse_function
+        from .reverse import is_recomputed
+        try:
+            bound = inspect.signature(fn).bind(*args, **kwargs)
+        except TypeError:
+            return None
+        bound.apply_defaults()
+        atoms = []
+        for value in bound.arguments.values():
+            if not isinstance(value, (Var, Const, Global)):
+                if not isinstance(value, (int, float, bool, str, type(None))):
+                    return None
+                value = Const(value)
+            atoms.append(value)
+        if id(fn) not in self.lifted:
+            self.lifted[id(fn)] = LiftedFunction(parse_function(fn), [], is_recomputed(fn))
+        return self.lifted[id(fn)], atoms
+
+    def effects_summary(self, params) -> Effects:
+        """What a call of this function does to its arguments' objects (see `Effects`)."""
+        find = self.aliasing.find
+        changed = {find(k) for k in self.aliasing.changed}
+        returned = {find(k) for k in self.returned}
+        written = {i for i, p in enumerate(params) if find(p) in changed}
+        result = {i for i, p in enumerate(params) if find(p) in returned}
+        shared = [self.aliasing.global_of[k] for k in returned if k in self.aliasing.global_of]
+        stored = {n.id for n in gast.walk(self.parsed.tree) if isinstance(n, gast.Name)
+                  and isinstance(n.ctx, (gast.Store, gast.Del))}
+        through: dict = {}
+        for key, name in self.aliasing.changed_through:
+            through.setdefault(find(key), set()).add(name)
+        returns = sum(isinstance(n, gast.Return) for n in gast.walk(self.parsed.tree))
+        rebindable = {i for i in written if params[i] not in stored and through.get(find(params[i])) == {params[i]}
+                      and returns <= 1}    # (a version returned from inside a branch would be recorded
+        #                                             where the backward function cannot read it)
+        return Effects(written, result, shared[0] if shared else None, rebindable)
 
     def resolve_callee(self, node):
         """The object a call's function expression names in the user's namespace, or None."""
@@ -247,8 +494,10 @@ class Lowerer:
         for name in extra_params:
             params.append(self.names.take(name))
             self.env[name] = name
+            self.aliasing.bind(name, name)
         body = Desugar(self.parsed, self.names, self.dicts).function(copy.deepcopy(tree.body))
         result = self.block(body)
+        self.effects = self.effects_summary([a.id for a in args.args] + list(extra_params))
         function = Function(tree.name, params, self.out, result, self.parsed.location(tree), self.parsed)
         function.defaults = [ast.unparse(gast.gast_to_ast(d)) for d in tree.args.defaults]
         function.free_names = {generated: user for user, generated in self.global_names.items()}
@@ -259,7 +508,16 @@ class Lowerer:
         for stmt in stmts:
             self.node = stmt
             if isinstance(stmt, gast.Return):
-                return self.atom(stmt.value) if stmt.value is not None else Const(None)
+                if stmt.value is None:
+                    result = Const(None)
+                else:
+                    keys, held = self.aliasing.reach(stmt.value)
+                    self.returned |= keys | held
+                    result = self.atom(stmt.value)
+                if self.also_returns:
+                    changed = [Var(self.env[p]) for p in self.also_returns]
+                    return self.bind(Op(primitives.make_tuple, [result, *changed]), "returned")
+                return result
             if isinstance(stmt, gast.If) and _ends_in_returns(stmt):
                 return self.returning_if(stmt)
             self.statement(stmt)
@@ -308,18 +566,25 @@ class Lowerer:
             if len(value.args) != 1 or value.keywords:
                 raise self.error("list.append takes one argument", value)
             name = value.func.value.id
+            objects = self.aliasing.item(value.args[0])
+            read_only = self.aliasing.read_only_maker(value.args[0]) or self.aliasing.read_only_item(value.args[0])
             item = self.atom(value.args[0])
             appended = Op(primitives.list_append, [Var(self.lookup_local(name)), item])
-            self.aliasing.mutated(name, self.parsed.location(value))
+            self.changed_in_place(name, value)
             group = self.aliasing.groups.get(name)
             self.emit(self.define(name), appended)
             self.aliasing.groups[name] = group
+            self.aliasing.holds(name, objects)       # the list holds the item itself
+            if read_only is not None:
+                self.aliasing.read_only_items.setdefault(name, read_only)
             return
         if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute) \
                 and isinstance(value.func.value, gast.Name) and isinstance(self.env.get(value.func.value.id), str):
             raise self.error(f"the method '{value.func.attr}' changes its object in place, which is not supported",
                              value, "assign the result of a function that returns a new value instead")
-        self.emit(None, self.value(value))
+        result = self.value(value)
+        if result is not self.rebinding_result:    # a call's own result, read by nothing
+            self.emit(None, result)
 
     def stmt_Assert(self, stmt):
         args = [self.atom(stmt.test)]
@@ -332,11 +597,17 @@ class Lowerer:
         if len(targets) == 1 and isinstance(targets[0], gast.Name):
             scalar = self.aliasing.is_scalar(stmt.value)
             vector = self.aliasing.is_vector(stmt.value)
-            shared = self.aliasing.object_of(stmt.value)
+            shared = self.aliasing.reach(stmt.value)
+            read_only = self.aliasing.read_only_maker(stmt.value)
+            read_only_item = self.aliasing.read_only_item(stmt.value)
             value = self.value(stmt.value)
             self.node = stmt.value
             self.emit(self.define(targets[0].id), value)
             self.aliasing.share(targets[0].id, shared)
+            if read_only is not None:
+                self.aliasing.read_only[targets[0].id] = read_only
+            if read_only_item is not None:
+                self.aliasing.read_only_items[targets[0].id] = read_only_item
             if scalar:
                 self.aliasing.scalars.add(targets[0].id)
             elif vector:
@@ -347,18 +618,39 @@ class Lowerer:
                 and len(targets[0].elts) == len(stmt.value.elts) \
                 and not any(isinstance(e, gast.Starred) for e in stmt.value.elts):
             scalars = [self.aliasing.is_scalar(e) for e in stmt.value.elts]
-            objects = [self.aliasing.object_of(e) for e in stmt.value.elts]
+            objects = [self.aliasing.reach(e) for e in stmt.value.elts]
+            read_only = [self.aliasing.read_only_maker(e) or self.aliasing.read_only_item(e)
+                         for e in stmt.value.elts]
             values = [self.atom(e) for e in stmt.value.elts]   # all read before any is written
-            for target, value, scalar, shared in zip(targets[0].elts, values, scalars, objects):
+            for target, value, scalar, shared, maker in zip(targets[0].elts, values, scalars, objects, read_only):
                 self.assign_to(target, value)
-                if isinstance(target, gast.Name):
-                    self.aliasing.share(target.id, shared)
-                    if scalar:
-                        self.aliasing.scalars.add(target.id)
+                self.share_target(target, shared, maker)
+                if isinstance(target, gast.Name) and scalar:
+                    self.aliasing.scalars.add(target.id)
             return
+        objects = self.aliasing.item(stmt.value) if any(isinstance(t, gast.Subscript) for t in targets) \
+            else self.aliasing.reach(stmt.value)
+        read_only = self.aliasing.read_only_item(stmt.value)
         value = self.atom(stmt.value)
         for target in targets:
             self.assign_to(target, value)
+            self.share_target(target, objects, read_only, unpacked=True)
+
+    def share_target(self, target, objects, read_only=None, unpacked=False) -> None:
+        """After assigning a value whose objects are `objects` to `target`: the names it binds are (views
+        of) those objects, or of their elements; a container written by index holds the value. `read_only`:
+        the function that made a read-only view the value (or, `unpacked`, the container unpacked) may be."""
+        if isinstance(target, gast.Name):
+            self.aliasing.share(target.id, objects)
+            if read_only is not None:
+                self.aliasing.read_only[target.id] = read_only
+        elif isinstance(target, (gast.Tuple, gast.List)):
+            elements = self.aliasing.elements(objects)
+            for element in target.elts:
+                self.share_target(element, elements, read_only if unpacked else None, unpacked)
+        elif isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name) \
+                and self.aliasing.held.get(self.aliasing.root(target.value.id)):
+            self.aliasing.holds(target.value.id, objects)     # lst[i] = v: a list known to hold objects
 
     def assign_to(self, target, value):
         """Bind the atom `value` to an assignment target (name, tuple, or subscript)."""
@@ -385,7 +677,7 @@ class Lowerer:
 
     def written_in_place(self, array: str, written: Op, where) -> None:
         """``array[i] = v``: a new version of `array`, still the object (and of the shape) it was."""
-        self.aliasing.mutated(array, self.parsed.location(where))
+        self.changed_in_place(array, where)
         group, vector = self.aliasing.groups.get(array), array in self.aliasing.vectors
         self.emit(self.define(array), written)
         self.aliasing.groups[array] = group
@@ -408,7 +700,7 @@ class Lowerer:
             updated = Op(fn, [current, operand])
             vector = self.aliasing.is_vector(target) and (self.aliasing.is_vector(stmt.value)
                                                            or self.aliasing.is_scalar(stmt.value))
-            self.aliasing.mutated(target.id, self.parsed.location(stmt))
+            self.changed_in_place(target.id, stmt)
             group = self.aliasing.groups.get(target.id)
             self.emit(self.define(target.id), updated)
             if scalar:
@@ -514,18 +806,21 @@ class Lowerer:
         trips = self.atom(trips_node) if trips_node is not None else None
         before = dict(self.env)
         carried = [n for n in _stored_names(stmt.body) if isinstance(before.get(n), str)]
+        carried += [n for n in self.rebound_in(stmt) if n not in carried and isinstance(before.get(n), str)]
         aliasing = self.aliasing
         for n in carried:                     # the loop starts from n's object: one changed through another name
             stale = aliasing.stale(n)
             read = aliasing.read_on_entry(stmt, n) if stale is not None else None
             if read is not None:
-                raise self.stale_error(n, *stale, read)
+                raise self.stale_error(n, stale, read)
         inits = [Var(before[n]) for n in carried]
         scalars, vectors = aliasing.loop_variable_kinds(stmt, carried, _stored_names(stmt.body))
         aliasing.join_loop_aliases(stmt, set(carried) - scalars)
         groups = {n: aliasing.groups.get(n) for n in carried}
+        read_only = {n: aliasing.read_only[n] for n in carried if n in aliasing.read_only}
         params = [self.define(n) for n in carried]
         aliasing.groups.update(groups)        # a loop variable is its initial object, at first
+        aliasing.read_only.update(read_only)
         aliasing.scalars |= scalars
         aliasing.vectors |= vectors
         stale_before = set(aliasing.poisoned)
@@ -534,19 +829,24 @@ class Lowerer:
         self.out = []
         self.env = inner
         self.node = stmt
+        self.rebind_scopes.append(None)
         test = self.atom(stmt.test)
+        self.rebind_scopes[-1] = (set(before), set(carried))
         cond = self.out
         self.out = saved_out
         body, env_after, _ = self.sub_block(stmt.body, self.env)
+        self.rebind_scopes.pop()
         self.env = before
         stale_read = aliasing.stale_in_loop(stmt, set(aliasing.poisoned) - stale_before)
         if stale_read is not None:
-            node, (changer, where) = stale_read
-            raise self.stale_error(node.id, changer, where, node, " in this loop")
+            node, stale = stale_read
+            raise self.stale_error(node.id, stale, node, " in this loop")
         body_outs = [Var(env_after[n]) for n in carried]
         at_end = {n: aliasing.groups.get(n) for n in carried}
+        read_only.update({n: aliasing.read_only[n] for n in carried if n in aliasing.read_only})
         results = [self.define(n) for n in carried]
         aliasing.groups.update(groups)
+        aliasing.read_only.update(read_only)
         for n in carried:                     # after the loop, n is its first object or a trip's last one
             aliasing.join_group(n, at_end[n])
         aliasing.scalars |= scalars
@@ -567,7 +867,7 @@ class Lowerer:
             return Global(name, node.resolved)
         stale = self.aliasing.stale(name)
         if stale is not None:
-            raise self.stale_error(name, *stale, node)
+            raise self.stale_error(name, stale, node)
         if name in self.env:
             local = self.env[name]
             if isinstance(local, LiftedFunction):
@@ -654,7 +954,9 @@ class Lowerer:
         body, _, _ = self.sub_block([], before)
         saved_out = self.out
         self.out = []
+        self.rebind_scopes.append(None)
         second = self.atom(rest)
+        self.rebind_scopes.pop()
         branch = self.out
         self.out = saved_out
         result = self.names.fresh("either" if isinstance(node.op, gast.Or) else "both", temporary=True)
@@ -669,10 +971,12 @@ class Lowerer:
         test = self.atom(node.test)
         saved_out = self.out
         self.out = []
+        self.rebind_scopes.append(None)
         then = self.atom(node.body)
         then_block = self.out
         self.out = []
         orelse = self.atom(node.orelse)
+        self.rebind_scopes.pop()
         else_block = self.out
         self.out = saved_out
         result = self.names.fresh("chosen", temporary=True)
@@ -757,6 +1061,9 @@ class Lowerer:
             if missing:
                 raise self.error(f"call of '{func.id}' gives no value for {', '.join(missing)}", node)
             free = [self.name_atom(n, node) for n in lifted.free]
+            rebound = self.apply_call_effects(node, rebind=True)
+            if rebound:
+                return self.rebinding_call(lifted, [bound[p] for p in params] + free, rebound, func.id)
             return Op(lifted, [bound[p] for p in params] + free, {}, name=func.id)
         if isinstance(func, gast.Lambda):
             raise self.error("calling a lambda in place is not supported", node, "use a def")
@@ -773,6 +1080,13 @@ class Lowerer:
             return Op(callee.value, args, {}, name=callee.name)
         args = [self.atom(a) for a in node.args]
         kwargs = {k.arg: self.atom(k.value) for k in node.keywords}
+        effects = self.call_effects(node)
+        lifted = None
+        if effects is not None and effects.rebindable & {i for i, _ in effects.written}:
+            lifted = self.as_lifted(callee.value, args, kwargs)
+        rebound = self.apply_call_effects(node, rebind=lifted is not None)
+        if rebound:
+            return self.rebinding_call(*lifted, rebound, callee.name)
         name = None if primitives.python_name(callee.value) else callee.name
         return Op(callee.value, args, kwargs, name=name)
 

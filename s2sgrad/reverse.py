@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from . import primitives
 from .analyze import TENSOR, Analysis
-from .errors import NoDerivativeRule, UnsupportedSyntax
+from .errors import NoDerivativeRule, S2SGradError, UnsupportedSyntax
 from .inline import Contribution, expand
 from .inplace import MUTATIONS, in_place_writes, value_reads
 from .ir import Assign, Const, Function, If, Op, Var, While, atom_expr, captures, reads, value_expr, writes
@@ -407,8 +407,13 @@ class Reverse:
                 "s2sgrad.stop_gradient(...) if no gradient should flow through it")
         out = []
         reuse = _Reuse(self.computed)
-        steps = expand(rule, value, target, dtarget, self.is_active, self.names, self.analysis.shapes,
-                       self.optimizations)
+        try:
+            steps = expand(rule, value, target, dtarget, self.is_active, self.names, self.analysis.shapes,
+                           self.optimizations)
+        except S2SGradError as error:          # a call that does not match its rule: point at the user's line
+            if error.location is not None:
+                raise
+            raise type(error)(error.message, stmt.loc, error.hint) from None
         for step in _merge_twins(steps) if "merge_twins" in self.optimizations else steps:
             if isinstance(step, Contribution):
                 out += self.batch(step) or self.contribute(step.atom, reuse.visit(step.expr), origin)
