@@ -34,7 +34,8 @@ def _load(target: str):
     fn = getattr(module, name, None)
     if fn is None:
         raise SystemExit(f"s2sgrad: {path} defines no {name!r}")
-    return getattr(fn, "__wrapped__", fn)
+    from .api import differentiated
+    return differentiated(fn)
 
 
 def _wrt(text: str):

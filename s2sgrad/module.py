@@ -8,7 +8,6 @@ pair for every user function it calls (generated once per function and activity 
 from __future__ import annotations
 
 import ast
-import inspect
 import os
 
 import numpy as np
@@ -23,6 +22,7 @@ from .liveness import is_scalar_output
 from .lower import LiftedFunction, lower_function
 from .names import Names, identifier
 from .optimizations import ALL
+from .parse import call_signature
 from .reverse import Reverse, _call, _name, _store
 from .peephole import simplify_arithmetic
 from .syntax import function as _function
@@ -147,7 +147,7 @@ class GradientModule:
         if isinstance(fn, LiftedFunction):
             return list(op.args)                # lowering bound them, defaults and free variables included
         try:
-            bound = inspect.signature(fn).bind(*op.args, **op.kwargs)
+            bound = call_signature(fn).bind(*op.args, **op.kwargs)
         except TypeError as error:
             raise S2SGradError(f"cannot call {fn.__name__}: {error}", loc) from None
         bound.apply_defaults()

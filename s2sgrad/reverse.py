@@ -389,6 +389,12 @@ class Reverse:
         rule = rule_for(fn)
         if rule is None:
             label = primitives.python_name(fn) or value.name or getattr(fn, "__name__", repr(fn))
+            if hasattr(fn, "cache_info") and hasattr(fn, "__wrapped__"):
+                raise NoDerivativeRule(
+                    f"{label} is cached with functools.lru_cache or functools.cache: a call may return a value "
+                    "stored by an earlier call, which has no gradient", stmt.loc,
+                    f"call the undecorated function ({label}.__wrapped__) where gradients flow, or wrap the "
+                    "argument in s2sgrad.stop_gradient(...)")
             raise NoDerivativeRule(
                 f"no derivative rule for {label}", stmt.loc,
                 f"register one with @s2sgrad.adjoint({label}), or wrap the argument in "

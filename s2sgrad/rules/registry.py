@@ -62,6 +62,7 @@ _RULES: dict[int, Rule] = {}
 _TANGENT_ONLY: dict[int, Rule] = {}        # forward-mode rules of primitives that have no adjoint
 _NONDIFFERENTIABLE: dict[int, object] = {}
 _KEEPALIVE: list[object] = []
+VERSION = [0]                              # counts registrations: generated code is valid for one version
 
 
 def _parse_template(template: Callable) -> tuple[str, inspect.Signature, list[ast.stmt]]:
@@ -90,6 +91,7 @@ def adjoint(*primitives: object) -> Callable[[Callable], Callable]:
             _KEEPALIVE.append(primitive)
             _RULES[id(primitive)] = Rule(primitive, template, output, signature, body)
             _NONDIFFERENTIABLE.pop(id(primitive), None)
+        VERSION[0] += 1
         return template
     return register
 
@@ -119,6 +121,7 @@ def tangent(*primitives: object) -> Callable[[Callable], Callable]:
                 _RULES[id(primitive)].tangent = rule
             else:
                 _TANGENT_ONLY[id(primitive)] = rule
+        VERSION[0] += 1
         return template
     return register
 
@@ -128,6 +131,7 @@ def nondifferentiable(*primitives: object) -> None:
     for primitive in primitives:
         _KEEPALIVE.append(primitive)
         _NONDIFFERENTIABLE[id(primitive)] = primitive
+    VERSION[0] += 1
 
 
 def rule_for(primitive: object) -> Rule | None:
