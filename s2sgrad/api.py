@@ -239,7 +239,7 @@ def _make(f, wrt: Wrt, mode: str, verbose: bool, options: dict):
     @functools.wraps(f)
     def derivative(*args, **kwargs):
         nonlocal call
-        call = call.current()
+        called = args
         names = call.names
         seed = ()
         if mode == "vjp":
@@ -255,7 +255,11 @@ def _make(f, wrt: Wrt, mode: str, verbose: bool, options: dict):
         kinds = tuple(map(kind_of, args))
         dtypes = tuple(map(dtype_of, (*args, *seed)))
         entry = compiled.get((kinds, dtypes))
-        if entry is None or not entry[0].holds():
+        if entry is None or not (entry[0].check() or entry[0].take_in()):
+            fresh = call.current()
+            if fresh is not call:              # f's code or defaults changed: bind the arguments again
+                call = fresh
+                return derivative(*called, **kwargs)
             entry = compiled[kinds, dtypes] = _generated(f, names, mode, kinds, verbose, dtypes, options)
             while len(compiled) > CACHE_LIMIT:
                 del compiled[next(iter(compiled))]

@@ -132,24 +132,37 @@ class Guard:
         self.functions = [(_reference(fn), *state[:3], state if len(state) > 3 else None)
                           for fn, state in reads.functions.values()]
         self.places = list(reads.places.values())
-        self.globals = [(container, name, place) for place in self.places
-                        for container, in_cell, name, attributes, _ in [place] if not in_cell and not attributes]
-        self.others = [place for place in self.places if place[1] or place[3]]
+        self.check = self._compiled_check()
         # the places whose value the namespace holds under the same name (the generated code reads it there)
         self.slots = [(place, place[2]) for place in self.places
                       if not place[3] and place[4] is not MISSING and namespace.get(place[2]) is place[4]]
 
     def holds(self) -> bool:
         """Does the world still look as it did? Plain values of the same description are taken in."""
-        if self.version != _VERSION[0]:
-            return False
-        for container, name, place in self.globals:
-            if container.get(name, MISSING) is not place[4]:
-                return self._take_in()
-        for place in self.others:
-            if current(*place[:4]) is not place[4]:
-                return self._take_in()
-        return self.functions_hold()
+        return self.check() or self.take_in()
+
+    def _compiled_check(self):
+        """One expression comparing everything with what generation saw: it runs before every call, so it is
+        compiled rather than interpreted from the lists."""
+        namespace = {"VERSION": _VERSION, "version": self.version, "MISSING": MISSING, "same": same,
+                     "function_state": function_state}
+        tests = ["VERSION[0] == version"]
+        for k, place in enumerate(self.places):
+            container, in_cell, name, attributes, _ = place
+            namespace[f"container{k}"], namespace[f"place{k}"] = container, place
+            read = f"container{k}.cell_contents" if in_cell else \
+                f"container{k}[{name!r}].{attributes}" if attributes else f"container{k}.get({name!r}, MISSING)"
+            tests.append(f"{read} is place{k}[4]")
+        for k, (reference, code, defaults, kwdefaults, state) in enumerate(self.functions):
+            namespace.update({f"reference{k}": reference, f"code{k}": code, f"defaults{k}": defaults,
+                              f"kwdefaults{k}": kwdefaults, f"state{k}": state})
+            tests.append(f"(fn{k} := reference{k}()) is not None and fn{k}.__code__ is code{k} and "
+                         f"fn{k}.__defaults__ is defaults{k} and fn{k}.__kwdefaults__ is kwdefaults{k}"
+                         + (f" and same(function_state(fn{k}), state{k})" if state is not None else ""))
+        source = "def check():\n    try:\n        return " + " and ".join(tests) + \
+            "\n    except (KeyError, AttributeError, ValueError):\n        return False\n"
+        exec(compile(source, "<s2sgrad guard>", "exec"), namespace)
+        return namespace["check"]
 
     def functions_hold(self) -> bool:
         for reference, code, defaults, kwdefaults, state in self.functions:
@@ -159,8 +172,10 @@ class Guard:
                 return False
         return True
 
-    def _take_in(self) -> bool:
+    def take_in(self) -> bool:
         """Some value changed: if every change keeps its description, refresh the namespace and the values."""
+        if self.version != _VERSION[0]:
+            return False
         values = [current(*place[:4]) for place in self.places]
         for place, new in zip(self.places, values):
             old = place[4]

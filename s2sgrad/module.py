@@ -66,7 +66,7 @@ class GradientModule:
         self.optimizations = optimizations      # names from `optimizations.OPTIMIZATIONS`
         self.sparse = sparse
         self.functions: list[ast.FunctionDef] = []
-        self.namespace: dict = {}
+        self.namespace: dict = {}               # user name -> {id: (object, where a function names it)}
         self.names = Names()
         self.callees: dict = {}
         self.in_progress: list = []
@@ -84,12 +84,23 @@ class GradientModule:
         for atom in _all_atoms(lowered.body, lowered.result):
             if isinstance(atom, Global):
                 root = atom.name.split(".")[0]
-                value = lowered.source.resolve(root)
-                existing = self.namespace.get(root, value)
-                if existing is not value:
-                    raise UnsupportedSyntax(f"two functions use the global name '{root}' for different objects",
-                                            lowered.loc, "rename one of them")
-                self.namespace[root] = value
+                self.namespace.setdefault(root, {}).setdefault(id(value := lowered.source.resolve(root)),
+                                                               (value, lowered.loc))
+
+    def user_globals(self) -> dict:
+        """The user's objects the generated code names (a name two functions use for different objects, which
+        one namespace cannot hold, is refused; names no generated line reads are left out)."""
+        read = set().union(*(_globals_read(f) for f in self.functions))
+        chosen = {}
+        for root, values in self.namespace.items():
+            if root not in read:
+                continue
+            if len(values) > 1:
+                loc = list(values.values())[1][1]
+                raise UnsupportedSyntax(f"two functions use the global name '{root}' for different objects",
+                                        loc, "rename one of them")
+            chosen[root] = next(iter(values.values()))[0]
+        return chosen
 
     # ---------------------------------------------------------------- top-level gradient
 
@@ -224,8 +235,18 @@ class GradientModule:
         namespace = {"__name__": "s2sgrad.generated", "np": __import__("numpy"), "math": __import__("math")}
         namespace.update({k: getattr(runtime, k) for k in runtime.__all__})
         namespace.update({k: getattr(schedules, k) for k in ("Online", "Periodic", "Revolve")})
-        namespace.update(self.namespace)
+        namespace.update(self.user_globals())
         return compile_module(self.source(), filename, namespace)
+
+
+def _globals_read(function: ast.FunctionDef) -> set[str]:
+    """The names `function` reads that it does not bind itself."""
+    bound = {a.arg for a in function.args.args}
+    read = set()
+    for node in ast.walk(function):
+        if isinstance(node, ast.Name):
+            (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+    return read - bound
 
 
 def _free_reads(stmts) -> set[str]:
