@@ -134,7 +134,7 @@ class Guard:
         self.places = list(reads.places.values())
         self.check = self._compiled_check()
         # the places whose value the namespace holds under the same name (the generated code reads it there)
-        self.slots = [(place, place[2]) for place in self.places
+        self.slots = [(k, place[2]) for k, place in enumerate(self.places)
                       if not place[3] and place[4] is not MISSING and namespace.get(place[2]) is place[4]]
 
     def holds(self) -> bool:
@@ -182,8 +182,8 @@ class Guard:
             if new is not old and (describe(old) is None or describe(old) != describe(new)):
                 return False
         filled: dict = {}
-        for place, name in self.slots:
-            new = values[self.places.index(place)]
+        for k, name in self.slots:
+            new = values[k]
             if filled.setdefault(name, new) is not new:
                 return False                      # two functions' names for one slot now differ
         if not self.functions_hold():

@@ -121,6 +121,10 @@ def f_cfg(x):
     return np.sum(np.exp(x) * cfg.lam)
 
 
+def f_everything(x):
+    return np.sum(helper(x) * data * lam) + np.sum(power(x)) * cfg.lam + settings.inner.scale * np.sum(x ** 3)
+
+
 def make_closure():
     c = 1.0
 
@@ -350,6 +354,38 @@ def test_a_rule_registered_later_is_used(world, rule_table_kept):
     def opaque_adjoint(y, x):
         d[x] = d[y] * 5.0                 # a deliberately different rule, to see it used
     assert np.allclose(sg.grad(world.f_opaque)(X), 5.0)
+
+
+POOL = [
+    lambda m, r: setattr(m, "lam", float(r.normal())),
+    lambda m, r: setattr(m, "lam", int(r.integers(1, 4))),
+    lambda m, r: setattr(m, "data", r.normal(size=3)),
+    lambda m, r: setattr(m, "data", r.normal(size=(2, 3)).astype(r.choice([np.float32, np.float64]))),
+    lambda m, r: m.data.__setitem__(int(r.integers(0, m.data.shape[-1])), float(r.normal())),
+    lambda m, r: setattr(m.cfg, "lam", float(r.normal())),
+    lambda m, r: setattr(m.settings.inner, "scale", float(r.normal())),
+    lambda m, r: setattr(m, "settings", type(m.settings)(lam=0.0, inner=type(m.settings)(scale=float(r.normal())))),
+    lambda m, r: setattr(m, "helper", [m.other_helper, m.power, m.doubled(m.other_helper)][int(r.integers(0, 3))]),
+    lambda m, r: redefine(m, f"def helper(x):\n    return np.cos(x) * {float(r.normal())!r}\n"),
+    lambda m, r: setattr(m.power, "__defaults__", (float(r.integers(1, 5)),)),
+    lambda m, r: None,                                    # nothing changes
+]
+
+
+@pytest.mark.parametrize("seed", range(int(os.environ.get("S2SGRAD_CACHE_SEQUENCES", "4"))))
+def test_random_sequences_of_changes(world, seed):
+    """Changes of several kinds, one after another (and some undone), between calls of derivatives made
+    once and made afresh."""
+    rng = np.random.default_rng(seed)
+    f = world.f_everything
+    kept = sg.value_and_grad(f)
+    for step in range(10):
+        POOL[int(rng.integers(0, len(POOL)))](world, rng)
+        expected = numeric_grad(f, X)
+        value, gradient = kept(X)
+        assert value == pytest.approx(f(X), rel=1e-9), f"step {step}"
+        np.testing.assert_allclose(gradient, expected, rtol=1e-5, atol=1e-6, err_msg=f"step {step}")
+        np.testing.assert_allclose(sg.grad(f)(X), expected, rtol=1e-5, atol=1e-6, err_msg=f"step {step}")
 
 
 # ---------------------------------------------------------------- caches are weak and bounded
