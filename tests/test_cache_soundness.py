@@ -79,6 +79,10 @@ def f_number(x):
     return np.sum(np.sin(x) * lam)
 
 
+def f_scalar(x):
+    return np.sin(x) * x * lam + helper(x) * cfg.lam
+
+
 def f_flag(x):
     if flag:
         return np.sum(x * x)
@@ -293,6 +297,27 @@ CHANGES = {
 def test_derivative_follows_the_world(world, change, transform):
     name, act = CHANGES[change]
     check_through_change(transform, getattr(world, name), lambda: act(world))
+
+
+@pytest.mark.parametrize("change", ["lam", "helper", "cfg.lam"])
+def test_second_derivative_follows_the_world(world, change):
+    """grad(grad(f)): forward mode over the generated gradient, both cached."""
+    f = world.f_scalar
+    second = sg.grad(sg.grad(f))
+
+    def numeric(x, h=1e-4):
+        return (f(x + h) - 2 * f(x) + f(x - h)) / h ** 2
+    assert second(0.7) == pytest.approx(numeric(0.7), rel=1e-5, abs=1e-6)
+    before = numeric(0.7)
+    if change == "lam":
+        world.lam = -4.0
+    elif change == "helper":
+        world.helper = world.other_helper
+    else:
+        world.cfg.lam = 9.0
+    assert numeric(0.7) != pytest.approx(before, rel=1e-3)
+    assert second(0.7) == pytest.approx(numeric(0.7), rel=1e-5, abs=1e-6)
+    assert sg.grad(sg.grad(f))(0.7) == pytest.approx(numeric(0.7), rel=1e-5, abs=1e-6)
 
 
 @pytest.mark.parametrize("transform", ["grad", "value_and_grad", "vjp"])
