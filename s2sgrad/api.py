@@ -212,20 +212,14 @@ class _Call:
     def __init__(self, f, wrt: Wrt):
         self.f, self.wrt = f, wrt
         self.state = guards.function_state(f)
-        self.code, self.defaults, self.kwdefaults = self.state[:3]
-        self.simple = len(self.state) == 3                # no wrapped function whose signature it claims
         self.names, self.many = wrt_names(f, wrt)
         self.params = _parameters(f)
         self.positions = [self.params.index(name) for name in self.names]
         self.signature = call_signature(f)
 
     def current(self) -> "_Call":
-        f = self.f
-        if self.simple and f.__code__ is self.code and f.__defaults__ is self.defaults \
-                and f.__kwdefaults__ is self.kwdefaults or not self.simple and guards.same(guards.function_state(f),
-                                                                                           self.state):
-            return self
-        return _Call(f, self.wrt)
+        """This binding, or a new one if `f`'s code or defaults changed since it was made."""
+        return self if guards.same(guards.function_state(self.f), self.state) else _Call(self.f, self.wrt)
 
 
 CACHE_LIMIT = 32            # generated functions a derivative keeps (one per kinds and dtypes of its arguments)
