@@ -17,20 +17,21 @@ from typing import Callable, Sequence, Union
 import gast
 import numpy as np
 
+from . import guards
 from .errors import (COMPLEX_HINT, Location, NonScalarOutput, S2SGradError, SourceNotFound, UnsupportedSyntax,
                      WrtError)
 from .lower import lowered_source
 from .dtypes import dtype_of
 from .module import GradientModule, kind_of
 from .optimizations import Optimize, resolve
-from .parse import parse_function
+from .parse import call_signature, parse_function, refuse_cached
 from .runtime import SparseGrad, rebuilt
 from .rules.registry import nondifferentiable
 from .schedules import Schedule
 
 Wrt = Union[int, str, Sequence[Union[int, str]]]
 
-_CACHE: dict = {}
+_CACHE = guards.Cache()
 _CACHE_COUNT = [0]
 
 
@@ -71,11 +72,12 @@ def checkpointed(value, schedule):
 
 
 def _parameters(f) -> list[str]:
-    if not hasattr(inspect.unwrap(f), "__code__"):
+    refuse_cached(f)
+    if not hasattr(f, "__code__"):
         raise SourceNotFound(f"{getattr(f, '__name__', f)!r} is not a Python function, so it has no source "
                              "to transform", hint="differentiate a Python function that calls it; give it a "
                                                   "derivative rule with s2sgrad.adjoint if it has none")
-    return list(inspect.signature(f).parameters)
+    return list(call_signature(f).parameters)
 
 
 def def_location(f) -> Location | None:
@@ -163,28 +165,35 @@ def generated(f, wrt: list[str], mode: str, kinds: tuple = (), verbose: bool = F
               **options):
     """The compiled generated function (cached) for `f`, `wrt`, `mode` and argument kinds (and, if given,
     the dtype descriptors of the arguments and then of the seed: see `dtypes`)."""
-    options = checked_options(options)
-    key = (f, tuple(wrt), mode, kinds, dtypes, tuple(sorted(options.items())))
-    hit = _CACHE.get(key)
+    return _generated(f, wrt, mode, kinds, verbose, dtypes, checked_options(options))[1]
+
+
+def _generated(f, wrt: list[str], mode: str, kinds: tuple, verbose: bool, dtypes: tuple | None, options: dict):
+    """(guard, generated function) for `f`: cached while the guard holds (see `guards`)."""
+    key = (tuple(wrt), mode, kinds, dtypes, tuple(sorted(options.items())))
+    hit = _CACHE.get(f, key)
     if hit is not None:
         return hit
-    module = GradientModule(checkpoint=options["checkpoint"], optimizations=options["optimize"],
-                            sparse=options["sparse"])
-    params = _parameters(f)
-    arg_kinds = dict(zip(params, kinds))
-    arg_dtypes = dict(zip(params, dtypes)) if dtypes is not None else None
-    seed_dtype = dtypes[len(params)] if dtypes is not None and len(dtypes) > len(params) else float
-    node = module.gradient(f, wrt, mode, arg_kinds, arg_dtypes=arg_dtypes, seed_dtype=seed_dtype)
-    _CACHE_COUNT[0] += 1
-    filename = f"<s2sgrad {node.name} #{_CACHE_COUNT[0]}>"        # one name per generated module
-    namespace = module.compile(filename)
+    with guards.recording() as reads:
+        module = GradientModule(checkpoint=options["checkpoint"], optimizations=options["optimize"],
+                                sparse=options["sparse"])
+        params = _parameters(f)
+        arg_kinds = dict(zip(params, kinds))
+        arg_dtypes = dict(zip(params, dtypes)) if dtypes is not None else None
+        seed_dtype = dtypes[len(params)] if dtypes is not None and len(dtypes) > len(params) else float
+        node = module.gradient(f, wrt, mode, arg_kinds, arg_dtypes=arg_dtypes, seed_dtype=seed_dtype)
+        _CACHE_COUNT[0] += 1
+        filename = f"<s2sgrad {node.name} #{_CACHE_COUNT[0]}>"        # one name per generated module
+        namespace = module.compile(filename)
     fn = namespace[node.name]
-    fn.__defaults__ = _defaults(f, len(params)) + fn.__defaults__ if fn.__defaults__ else _defaults(f, len(params))
+    fn.__defaults__ = _defaults(f) + fn.__defaults__ if fn.__defaults__ else _defaults(f)
     fn.source = module.source()
+    guards.forget_lines_with(fn, filename)
     if verbose:
         print(fn.source)
-    _CACHE[key] = fn
-    return fn
+    entry = guards.Guard(reads, namespace), fn
+    _CACHE.put(f, key, entry)
+    return entry
 
 
 def _return_location(f):
@@ -194,51 +203,75 @@ def _return_location(f):
     return parsed.location(returns[-1] if returns else parsed.tree)
 
 
-def _defaults(f, n_params: int) -> tuple:
+def _defaults(f) -> tuple:
     """The user's own defaults (evaluated in their module), for the generated function."""
-    defaults = getattr(inspect.unwrap(f), "__defaults__", None) or ()
-    return tuple(defaults)
+    return tuple(p.default for p in call_signature(f).parameters.values() if p.default is not p.empty)
 
 
 def _call_values(f, args, kwargs) -> list:
-    bound = inspect.signature(f).bind(*args, **kwargs)
+    bound = call_signature(f).bind(*args, **kwargs)
     bound.apply_defaults()
     return list(bound.arguments.values())
 
 
+class _Call:
+    """How a derivative binds its arguments: `f`'s signature, and the positions of the `wrt` parameters; made again
+    when `f`'s code or defaults change."""
+
+    def __init__(self, f, wrt: Wrt):
+        self.f, self.wrt = f, wrt
+        self.state = guards.function_state(f)
+        self.names, self.many = wrt_names(f, wrt)
+        self.params = _parameters(f)
+        self.positions = [self.params.index(name) for name in self.names]
+        self.signature = call_signature(f)
+
+    def current(self) -> "_Call":
+        """This binding, or a new one if `f`'s code or defaults changed since it was made."""
+        return self if guards.same(guards.function_state(self.f), self.state) else _Call(self.f, self.wrt)
+
+
+CACHE_LIMIT = 32            # generated functions a derivative keeps (one per kinds and dtypes of its arguments)
+
+
 def _make(f, wrt: Wrt, mode: str, verbose: bool, options: dict):
     options = checked_options(options)
-    names, many = wrt_names(f, wrt)
-    params = _parameters(f)
-    positions = [params.index(name) for name in names]
-    signature = inspect.signature(f)
-    compiled: dict = {}                     # argument kinds -> generated function
+    call = _Call(f, wrt)
+    compiled: dict = {}                     # argument kinds and dtypes -> (guard, generated function)
 
     @functools.wraps(f)
     def derivative(*args, **kwargs):
+        nonlocal call
+        called = args
+        names = call.names
         seed = ()
         if mode == "vjp":
             if not args:
                 raise S2SGradError("vjp functions take the output's adjoint as their last argument")
             args, seed = args[:-1], args[-1:]
-        if kwargs or len(args) != len(params):
-            bound = signature.bind(*args, **kwargs)
+        if kwargs or len(args) != len(call.params):
+            bound = call.signature.bind(*args, **kwargs)
             bound.apply_defaults()
             args = tuple(bound.arguments.values())
-        for name, k in zip(names, positions):
+        for name, k in zip(names, call.positions):
             _check_differentiable(f, name, args[k])
         kinds = tuple(map(kind_of, args))
         dtypes = tuple(map(dtype_of, (*args, *seed)))
-        fn = compiled.get((kinds, dtypes))
-        if fn is None:
-            fn = compiled[kinds, dtypes] = generated(f, names, mode, kinds, verbose, dtypes, **options)
-        values = args
+        entry = compiled.get((kinds, dtypes))
+        if entry is None or not (entry[0].check() or entry[0].take_in()):
+            fresh = call.current()
+            if fresh is not call:              # f's code or defaults changed: bind the arguments again
+                call = fresh
+                return derivative(*called, **kwargs)
+            entry = compiled[kinds, dtypes] = _generated(f, names, mode, kinds, verbose, dtypes, options)
+            while len(compiled) > CACHE_LIMIT:
+                del compiled[next(iter(compiled))]
         try:
-            out = fn(*values, *seed)
+            out = entry[1](*args, *seed)
         except NonScalarOutput as error:
             raise NonScalarOutput(error.message, _return_location(f), error.hint) from None
         refuse_complex(f, names, out if mode == "grad" else out[1])
-        if many:
+        if call.many:
             if mode == "grad":
                 return out if len(names) > 1 else (out,)
             value, grad = out
@@ -246,7 +279,7 @@ def _make(f, wrt: Wrt, mode: str, verbose: bool, options: dict):
         return out
 
     from .higher import ONE, Term, arg_direction, attach
-    params = tuple(params)
+    params, names, many = tuple(call.params), call.names, call.many
     if mode == "grad":
         output = Term(tuple(names), many, ONE)
     else:
@@ -408,10 +441,9 @@ def check_grad(f: Callable, *args, wrt: Wrt = 0, eps: float = 1e-6, seed: int = 
         >>> check_grad(lambda x: np.sum(x ** 3), np.ones(3)) < 1e-6     # doctest: +SKIP
         True
     """
-    target = getattr(f, "__wrapped__", f)
-    names, _ = wrt_names(target, wrt)
+    names, _ = wrt_names(f, wrt)
     grads = grad(f, tuple(names))(*args)
-    params = _parameters(target)
+    params = _parameters(f)
     worst = 0.0
     rng = np.random.default_rng(seed)
     for name, g in zip(names, grads):

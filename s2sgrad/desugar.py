@@ -245,9 +245,10 @@ class Desugar:
                 path.append(func.attr)
                 func = func.value
             if isinstance(func, gast.Name):
-                value = self.parsed.resolve(func.id)
+                value, dotted = self.parsed.resolve(func.id), func.id
                 for attr in reversed(path):
-                    value = getattr(value, attr, None)
+                    value = self.parsed.attribute(dotted, value, attr)
+                    dotted += "." + attr
                 if value is checkpointed:
                     return arguments[0], arguments[1]
         return node, None

@@ -27,16 +27,18 @@ from typing import Callable
 
 import numpy as np
 
+from . import guards
 from .analyze import INT, SCALAR, TENSOR
 from .api import _call_values, _extra_name, _flatten, _check_differentiable, _parameters, generated, refuse_complex, \
     wrt_names
 from .errors import NoDerivativeRule, NonScalarOutput, S2SGradError, WrtError, derivative_call_refusal
 from .forward import ForwardModule, identifier, tangent_hint
 from .module import kind_of
+from .relower import is_generated
 from .rules.registry import Rule
 from .runtime import random_state, rebuilt
 
-_CACHE: dict = {}
+_CACHE = guards.Cache()          # generated code per function, valid while its guard holds (see guards)
 
 
 def dot_hint(name: str) -> str:
@@ -48,17 +50,21 @@ def forward_generated(f, wrt: list[str], kinds: tuple = (), verbose: bool = Fals
                       name: str | None = None):
     """The compiled forward-mode function (cached) of `f` with respect to `wrt`, specialized on argument kinds:
     ``name(*args, *tangents) -> (value, tangent)``. `f` may be a generated gradient."""
-    key = (f, tuple(wrt), kinds, hint, name)
-    hit = _CACHE.get(key)
+    key = (tuple(wrt), kinds, hint, name)
+    # the code over a generated gradient lives on the gradient (its guard reads the gradient's namespace)
+    cache = f.__dict__.setdefault("s2sgrad_forward", guards.Table()) if is_generated(f) else _CACHE
+    hit = cache.get(f, key)
     if hit is not None:
-        return hit
-    module = ForwardModule(hint)
-    node = module.jvp(f, wrt, dict(zip(_parameters(f), kinds)), name)
-    fn = module.compile(f"<s2sgrad {node.name}>")[node.name]
+        return hit[1]
+    with guards.recording() as reads:
+        module = ForwardModule(hint)
+        node = module.jvp(f, wrt, dict(zip(_parameters(f), kinds)), name)
+        namespace = module.compile(f"<s2sgrad {node.name}>")
+    fn = namespace[node.name]
     fn.source = module.source()
     if verbose:
         print(fn.source)
-    _CACHE[key] = fn
+    cache.put(f, key, (guards.Guard(reads, namespace), fn))
     return fn
 
 
@@ -215,7 +221,6 @@ def source(f: Callable, wrt=0, *, mode: str = "forward", args=None) -> str:
     of `f`, as a string. `args`, if given, are example arguments to specialize on."""
     if spec_of(f) is not None:
         return derivative_source(f, wrt, mode, args)
-    f = getattr(f, "__wrapped__", f)
     names, _ = wrt_names(f, wrt)
     kinds = tuple(kind_of(v) for v in _call_values(f, args, {})) if args is not None else ()
     if mode == "forward":

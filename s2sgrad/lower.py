@@ -736,7 +736,8 @@ class Lowerer:
         free = sorted(free)
         defaults = [self.atom(d) for d in tree.args.defaults]
         parsed = ParsedFunction(None, tree, self.parsed.filename, self.parsed.line_offset,
-                                self.parsed.col_offset, self.parsed.globals, self.parsed.closure)
+                                self.parsed.col_offset, self.parsed.globals, self.parsed.closure,
+                                cells=self.parsed.cells)
         from .api import recompute
         marked = False
         for decorator in tree.decorator_list:
@@ -1014,10 +1015,9 @@ class Lowerer:
     def expr_Attribute(self, node):
         base = self.value(node.value)
         if isinstance(base, Global):
-            try:
-                value = getattr(base.value, node.attr)
-            except AttributeError:
-                raise self.error(f"'{base.name}' has no attribute '{node.attr}'", node) from None
+            value = self.parsed.attribute(base.name, base.value, node.attr)
+            if value is MISSING:
+                raise self.error(f"'{base.name}' has no attribute '{node.attr}'", node)
             return Global(f"{base.name}.{node.attr}", value)
         if isinstance(node.value, gast.Name) and node.attr in self.fields.get(node.value.id, ()) \
                 and isinstance(base, Var) and base.name == node.value.id:      # a named tuple argument's field
@@ -1101,8 +1101,9 @@ class Lowerer:
             return self.global_atom(node.id, value) if value is not MISSING else None
         if isinstance(node, gast.Attribute):
             base = self.value_kind(node.value)
-            if isinstance(base, Global) and hasattr(base.value, node.attr):
-                return Global(f"{base.name}.{node.attr}", getattr(base.value, node.attr))
+            value = self.parsed.attribute(base.name, base.value, node.attr) if isinstance(base, Global) else MISSING
+            if value is not MISSING:
+                return Global(f"{base.name}.{node.attr}", value)
         return None
 
     def expr_Lambda(self, node):

@@ -8,7 +8,6 @@ pair for every user function it calls (generated once per function and activity 
 from __future__ import annotations
 
 import ast
-import inspect
 import os
 
 import gast
@@ -24,6 +23,7 @@ from .liveness import is_scalar_output
 from .lower import LiftedFunction, lower_function
 from .names import Names, identifier
 from .optimizations import ALL
+from .parse import call_signature
 from .randomness import save_states_for_recomputation
 from .reverse import Reverse, _call, _name, _store, is_recomputed
 from .peephole import simplify_arithmetic
@@ -74,7 +74,7 @@ class GradientModule:
         self.optimizations = optimizations      # names from `optimizations.OPTIMIZATIONS`
         self.sparse = sparse
         self.functions: list[ast.FunctionDef] = []
-        self.namespace: dict = {}
+        self.namespace: dict = {}               # user name -> {id: (object, where a function names it)}
         self.names = Names()
         self.callees: dict = {}
         self.in_progress: list = []
@@ -100,12 +100,23 @@ class GradientModule:
         for atom in _all_atoms(lowered.body, lowered.result):
             if isinstance(atom, Global):
                 root = atom.name.split(".")[0]
-                value = lowered.source.resolve(lowered.free_names.get(root, root))
-                existing = self.namespace.get(root, value)
-                if existing is not value:
-                    raise UnsupportedSyntax(f"two functions use the global name '{root}' for different objects",
-                                            lowered.loc, "rename one of them")
-                self.namespace[root] = value
+                self.namespace.setdefault(root, {}).setdefault(id(value := lowered.source.resolve(lowered.free_names.get(root, root))),
+                                                               (value, lowered.loc))
+
+    def user_globals(self) -> dict:
+        """The user's objects the generated code names (a name two functions use for different objects, which
+        one namespace cannot hold, is refused; names no generated line reads are left out)."""
+        read = set().union(*(_globals_read(f) for f in self.functions))
+        chosen = {}
+        for root, values in self.namespace.items():
+            if root not in read:
+                continue
+            if len(values) > 1:
+                loc = list(values.values())[1][1]
+                raise UnsupportedSyntax(f"two functions use the global name '{root}' for different objects",
+                                        loc, "rename one of them")
+            chosen[root] = next(iter(values.values()))[0]
+        return chosen
 
     # ---------------------------------------------------------------- top-level gradient
 
@@ -172,7 +183,7 @@ class GradientModule:
         if isinstance(fn, LiftedFunction):
             return list(op.args)                # lowering bound them, defaults and free variables included
         try:
-            bound = inspect.signature(fn).bind(*op.args, **op.kwargs)
+            bound = call_signature(fn).bind(*op.args, **op.kwargs)
         except TypeError as error:
             raise S2SGradError(f"cannot call {fn.__name__}: {error}", loc) from None
         bound.apply_defaults()
@@ -186,7 +197,7 @@ class GradientModule:
 
     def prepare_callee(self, fn, structures: tuple):
         """Lower called function `fn`, knowing which of its parameters hold dicts or named tuples."""
-        params = list(inspect.signature(fn).parameters) if not isinstance(fn, LiftedFunction) else []
+        params = list(call_signature(fn).parameters) if not isinstance(fn, LiftedFunction) else []
         by_param = dict(zip(params, structures))
         return self.prepare(fn, dicts=[p for p, k in by_param.items() if k == DICT],
                             fields={p: k.names for p, k in by_param.items() if isinstance(k, Fields)})
@@ -273,8 +284,18 @@ class GradientModule:
         namespace = {"__name__": "s2sgrad.generated", "np": __import__("numpy"), "math": __import__("math")}
         namespace.update({k: getattr(runtime, k) for k in runtime.__all__})
         namespace.update({k: getattr(schedules, k) for k in ("Online", "Periodic", "Revolve")})
-        namespace.update(self.namespace)
+        namespace.update(self.user_globals())
         return compile_module(self.source(), filename, namespace)
+
+
+def _globals_read(function: ast.FunctionDef) -> set[str]:
+    """The names `function` reads that it does not bind itself."""
+    bound = {a.arg for a in function.args.args}
+    read = set()
+    for node in ast.walk(function):
+        if isinstance(node, ast.Name):
+            (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+    return read - bound
 
 
 def _free_reads(stmts) -> set[str]:

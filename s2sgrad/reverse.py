@@ -400,6 +400,12 @@ class Reverse:
                 from .higher import derivative_rule
                 bound = self.module.call_arguments(value, stmt.loc)
                 rule = derivative_rule(fn, value.name, [self.is_active(a) for a in bound], stmt.loc)
+            elif hasattr(fn, "cache_info") and hasattr(fn, "__wrapped__"):
+                raise NoDerivativeRule(
+                    f"{label} is cached with functools.lru_cache or functools.cache: a call may return a value "
+                    "stored by an earlier call, which has no gradient", stmt.loc,
+                    f"call the undecorated function ({label}.__wrapped__) where gradients flow, or wrap the "
+                    "argument in s2sgrad.stop_gradient(...)")
         if rule is None:
             raise NoDerivativeRule(
                 f"no derivative rule for {label}", stmt.loc,

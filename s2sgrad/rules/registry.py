@@ -98,6 +98,7 @@ _TANGENT_ONLY: dict[int, Rule] = {}        # forward-mode rules of primitives th
 _NONDIFFERENTIABLE: dict[int, object] = {}
 _KEEPALIVE: list[object] = []
 TEMPLATE_BUILTINS: set[str] = set()        # builtins that rule templates call (generated code then calls them)
+VERSION = [0]                              # counts registrations: generated code is valid for one version
 
 
 def _parse_template(template: Callable) -> tuple[str, inspect.Signature, list[ast.stmt]]:
@@ -128,6 +129,7 @@ def adjoint(*primitives: object) -> Callable[[Callable], Callable]:
             _KEEPALIVE.append(primitive)
             _RULES[id(primitive)] = Rule(primitive, template, output, signature, body)
             _NONDIFFERENTIABLE.pop(id(primitive), None)
+        VERSION[0] += 1
         return template
     return register
 
@@ -157,6 +159,7 @@ def tangent(*primitives: object) -> Callable[[Callable], Callable]:
                 _RULES[id(primitive)].tangent = rule
             else:
                 _TANGENT_ONLY[id(primitive)] = rule
+        VERSION[0] += 1
         return template
     return register
 
@@ -166,6 +169,7 @@ def nondifferentiable(*primitives: object) -> None:
     for primitive in primitives:
         _KEEPALIVE.append(primitive)
         _NONDIFFERENTIABLE[id(primitive)] = primitive
+    VERSION[0] += 1
 
 
 def rule_for(primitive: object) -> Rule | None:
