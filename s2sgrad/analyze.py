@@ -20,12 +20,13 @@ from __future__ import annotations
 import operator
 from dataclasses import dataclass, field
 
+import numpy as np
 
 from .dtypes import Dtypes, is_real
 from .shapes import Shapes
 
 from . import primitives
-from .ir import Assign, Function, If, Op, Var, While
+from .ir import Assign, Const, Function, Global, If, Op, Var, While
 from .rules import is_nondifferentiable, rule_for
 
 TENSOR, SEQ, UNKNOWN = "tensor", "seq", "unknown"
@@ -108,7 +109,25 @@ def differentiable(op: Op) -> bool:
     """Does `op` pass gradients from its arguments to its result?"""
     if is_nondifferentiable(op.fn) or op.fn is slice:
         return False
-    return True
+    return not casts_to_integers(op)
+
+
+CASTS = {primitives.astype: 1, np.array: 1, np.asarray: 1}     # -> the position of the dtype argument
+
+
+def casts_to_integers(op: Op) -> bool:
+    """Is `op` a cast (``x.astype(int)``, ``np.asarray(x, dtype=bool)``) to an integer or boolean dtype
+    named by a constant? No gradient flows through it (a dtype known only at run time: see `uncast`)."""
+    position = CASTS.get(op.fn) if callable(op.fn) else None
+    if position is None:
+        return False
+    dtype = op.kwargs.get("dtype", op.args[position] if len(op.args) > position else None)
+    if not isinstance(dtype, (Const, Global)) or dtype.value is None:
+        return False
+    try:
+        return np.dtype(dtype.value).kind in "biu"
+    except TypeError:
+        return False
 
 
 # ---------------------------------------------------------------- kinds

@@ -273,7 +273,8 @@ class _Unbroadcast(ast.NodeTransformer):
                 return ast.Call(ast.Name("sum_to", ast.Load()), [node.args[0], primitives.constant(shape)], [])
         if node.func.id in ("matmul_grad_a", "matmul_grad_b") and len(node.args) == 3:
             return self.matmul(node) or node
-        if node.func.id == "unconcatenate" and len(node.args) == 3 and isinstance(like, ast.Name):
+        if node.func.id == "unconcatenate" and len(node.args) == 3 and not node.keywords \
+                and isinstance(like, ast.Name):          # (a stacking's ndmin= changes the parts' shapes)
             return self.pieces(node) or node
         if node.func.id == "unreduce" and len(node.args) == 4 and _is_none(node.args[2]) \
                 and _is_false(node.args[3]):

@@ -48,7 +48,12 @@ def is_user_function(fn) -> bool:
     if isinstance(fn, LiftedFunction):
         return True
     return inspect.isfunction(fn) and rule_for(fn) is None and not is_nondifferentiable(fn) \
-        and fn not in primitives.INTERNAL
+        and fn not in primitives.INTERNAL and not _is_numpys(fn)
+
+
+def _is_numpys(fn) -> bool:
+    """A function of NumPy's own (``np.full`` is Python code): one without a rule has none, it is not transformed."""
+    return (getattr(fn, "__module__", None) or "").split(".")[0] == "numpy"
 
 
 def is_recomputed(fn) -> bool:

@@ -8,7 +8,7 @@ import builtins
 import numpy as np
 
 from .. import primitives
-from ..runtime import densify, grad_or_zeros, list_append, seq_scatter, setitem, unbroadcast, unstack, written
+from ..runtime import cast_tangent, densify, grad_or_zeros, uncast, list_append, seq_scatter, setitem, unbroadcast, unstack, written
 from .registry import adjoint, d, tangent
 
 
@@ -45,12 +45,14 @@ def stack(y, arrays, axis=0):
 
 @adjoint(np.array, np.asarray)
 def array(y, object, dtype=None):
-    d[object] = unstack(d[y], object) if isinstance(object, list) else unbroadcast(d[y], object)
+    """Zero through an integer or boolean dtype (see `uncast`)."""
+    d[object] = (unstack(uncast(d[y], y, dtype), object) if isinstance(object, list)
+                 else uncast(unbroadcast(d[y], object), object, dtype))
 
 
 @tangent(np.array, np.asarray)
 def array(y, object, dtype=None):
-    d[y] = np.array(d[object], dtype)
+    d[y] = cast_tangent(np.array(d[object]), dtype)
 
 
 @adjoint(builtins.sum)

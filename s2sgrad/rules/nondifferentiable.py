@@ -16,21 +16,21 @@ from .registry import nondifferentiable
 _NUMPY = """
     shape ndim size result_type can_cast promote_types min_scalar_type iscomplexobj isrealobj
     isscalar issubdtype broadcast_shapes iterable
-    zeros ones empty full zeros_like ones_like empty_like full_like arange linspace logspace
-    geomspace eye identity tri indices diag_indices diag_indices_from tril_indices triu_indices
+    zeros ones empty zeros_like ones_like empty_like eye identity tri indices diag_indices diag_indices_from tril_indices triu_indices
     tril_indices_from triu_indices_from mask_indices ravel_multi_index unravel_index
     argmax argmin nanargmax nanargmin argsort argpartition argwhere lexsort searchsorted digitize
-    nonzero flatnonzero count_nonzero unique isin
+    nonzero flatnonzero count_nonzero isin
     sign signbit floor ceil round around rint trunc fix floor_divide heaviside spacing
     isnan isinf isfinite isneginf isposinf isreal iscomplex isnat
     equal not_equal less less_equal greater greater_equal isclose allclose array_equal array_equiv
     logical_and logical_or logical_not logical_xor all any
     bitwise_and bitwise_or bitwise_xor bitwise_not invert left_shift right_shift
     gcd lcm
+    bool bool_ int8 int16 int32 int64 intp uint8 uint16 uint32 uint64 uintp
 """
 _NUMPY_RANDOM = """
-    seed rand randn randint random random_sample ranf sample normal uniform standard_normal
-    binomial poisson exponential default_rng get_state set_state
+    seed rand randn randint random random_sample ranf sample standard_normal
+    binomial poisson default_rng get_state set_state
 """
 _BUILTINS = """
     len range int bool str repr format isinstance issubclass type hasattr callable id hash
