@@ -200,7 +200,7 @@ class Forward:
         op = stmt.value
         rule = tangent_rule_for(op.fn)
         if rule is None:
-            name = primitives.python_name(op.fn) or op.name or getattr(op.fn, "__name__", repr(op.fn))
+            name = primitives.label(op.fn, op.args, op.name)
             raise NoDerivativeRule(f"no forward-mode (tangent) rule for {name}", stmt.loc,
                                    f"register one with @s2sgrad.rules.tangent({name}), or wrap the argument in "
                                    "s2sgrad.stop_gradient(...) if no derivative should flow through it")

@@ -393,7 +393,12 @@ class Reverse:
             return self.backward_call(stmt, dtarget)
         rule = rule_for(fn)
         if rule is None:
-            label = primitives.python_name(fn) or value.name or getattr(fn, "__name__", repr(fn))
+            label = primitives.label(fn, value.args, value.name)
+            if fn in primitives.WRITERS:
+                raise NoDerivativeRule(
+                    f"no derivative rule for {label}, which writes into its first argument", stmt.loc,
+                    "compute the new array as a value instead (np.where, y[i] = v, y = y + ...), or wrap the "
+                    "values written in s2sgrad.stop_gradient(...) if no gradient should flow through them")
             raise NoDerivativeRule(
                 f"no derivative rule for {label}", stmt.loc,
                 f"register one with @s2sgrad.adjoint({label}), or wrap the argument in "

@@ -22,7 +22,8 @@ __all__ = [
     "tensordot_grad_a", "tensordot_grad_b", "einsum_grad", "unconcatenate", "untile", "unrepeat",
     "undiagonal", "untake", "norm_grad", "divide_or_zero", "uncast", "cast_tangent", "clip_choice",
     "product_of_others", "product_of_others_tangent", "cumprod_grad", "cumprod_grad_tangent_y", "cumprod_grad_tangent_a", "cumprod_tangent",
-    "linspace_fraction",
+    "linspace_fraction", "add_at", "subtract_at", "maximum_at", "minimum_at", "extremum_ties", "at_copy",
+    "written_copy", "as_column",
 ]
 
 
@@ -865,6 +866,70 @@ class Checkpoints:
             elif isinstance(action, Reverse):
                 yield Work(self.state, action.steps, True)
                 self.state = None
+
+
+def as_column(x):
+    """`x` as ``np.c_`` takes it: a number or a vector becomes one column, arrays of two or more axes stay."""
+    return np.reshape(x, (-1, 1)) if np.ndim(x) < 2 else x
+
+
+# ---------------------------------------------------------------- NumPy's in-place functions, made functional
+
+def _copy(a):
+    return np.array(a, copy=True)
+
+
+def add_at(a, indices, b):
+    """``np.add.at(a, indices, b)`` on a copy of `a`: b added at the indices, repeats accumulated."""
+    out = _copy(a)
+    np.add.at(out, indices, b)
+    return out
+
+
+def subtract_at(a, indices, b):
+    """``np.subtract.at(a, indices, b)`` on a copy of `a`."""
+    out = _copy(a)
+    np.subtract.at(out, indices, b)
+    return out
+
+
+def maximum_at(a, indices, b):
+    """``np.maximum.at(a, indices, b)`` on a copy of `a`."""
+    out = _copy(a)
+    np.maximum.at(out, indices, b)
+    return out
+
+
+def minimum_at(a, indices, b):
+    """``np.minimum.at(a, indices, b)`` on a copy of `a`."""
+    out = _copy(a)
+    np.minimum.at(out, indices, b)
+    return out
+
+
+def extremum_ties(y, a, indices, b):
+    """For ``y = maximum_at(a, indices, b)`` (or minimum_at): how many of the candidates for each element
+    of y (its old value in `a`, the b's sent to it) equal the result. The gradient is shared among them,
+    as `np.maximum`'s is on a tie."""
+    count = (np.asarray(a) == y).astype(float)
+    picked = np.asarray(y)[indices]
+    np.add.at(count, indices, np.broadcast_to(b, np.shape(picked)) == picked)
+    return count
+
+
+def at_copy(ufunc, a, indices, b=None):
+    """``ufunc.at(a, indices, b)`` on a copy of `a` (no derivative rule: refused on the differentiated path)."""
+    out = _copy(a)
+    ufunc.at(out, indices, *(() if b is None else (b,)))
+    return out
+
+
+def written_copy(fn, a, *args, **kwargs):
+    """``fn(a, ...)``, a NumPy function that writes into `a` (np.put, np.place, np.fill_diagonal, ...),
+    on a copy of `a` (no derivative rule: refused on the differentiated path)."""
+    out = _copy(a)
+    fn(out, *args, **kwargs)
+    return out
 
 
 def written(g, index):

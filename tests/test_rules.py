@@ -372,6 +372,16 @@ add(case(np.array, arrays((3,), (3,)), name="array-list"),
     case(primitives.setitem, normal(4, 3), (0, slice(None)), normal(3), wrt=(0, 2), name="setitem-row"),
     case(primitives.setitem, normal(5), np.array([0, 2]), scalar(), wrt=(0, 2), name="setitem-broadcast"))
 
+# NumPy's in-place functions, lowered as functional writes: repeated indices accumulate; ties share
+for fn in [runtime.add_at, runtime.subtract_at, runtime.maximum_at, runtime.minimum_at]:
+    add(case(fn, normal(5), np.array([0, 2, 2, 4, 2]), normal(5), wrt=(0, 2), name=f"{fn.__name__}-repeats"),
+        case(fn, normal(4, 3), np.array([1, 1, 3]), normal(3), wrt=(0, 2), name=f"{fn.__name__}-rows-broadcast"),
+        case(fn, normal(4, 3), (np.array([0, 3, 0]), np.array([2, 1, 2])), normal(3), wrt=(0, 2),
+             name=f"{fn.__name__}-pairs"),
+        case(fn, normal(5), np.array([1, 1]), scalar(), wrt=(0, 2), name=f"{fn.__name__}-float"))
+add(case(runtime.as_column, normal(3), name="as_column-1d"), case(runtime.as_column, scalar(), name="as_column-float"),
+    case(runtime.as_column, normal(2, 3), name="as_column-2d"))
+
 
 def _id(c):
     return c.name or getattr(c.primitive, "__name__", "?")

@@ -7,8 +7,9 @@ import builtins
 
 import numpy as np
 
-from .. import primitives
-from ..runtime import cast_tangent, densify, grad_or_zeros, uncast, list_append, seq_scatter, setitem, unbroadcast, unstack, written
+from .. import primitives, runtime
+from ..runtime import (add_at, cast_tangent, densify, extremum_ties, grad_or_zeros, list_append, seq_scatter, setitem,
+                       subtract_at, unbroadcast, uncast, unstack, written)
 from .registry import adjoint, d, tangent
 
 
@@ -75,3 +76,42 @@ def write(y, x, index, value):
 @tangent(primitives.setitem)
 def write(y, x, index, value):
     d[y] = setitem(d[x], index, d[value])
+
+
+# --- NumPy's in-place functions, lowered as functional writes (``np.add.at(y, i, v)`` is ``y_1 = add_at(y, i, v)``)
+
+@adjoint(runtime.add_at)
+def scatter_add(y, a, indices, b):
+    """A scatter-add: each b gets the gradient of where it was added (repeats read it again)."""
+    d[a] = d[y]
+    d[b] = unbroadcast(densify(d[y])[indices], b)
+
+
+@tangent(runtime.add_at)
+def scatter_add(y, a, indices, b):
+    d[y] = add_at(d[a], indices, d[b])
+
+
+@adjoint(runtime.subtract_at)
+def scatter_subtract(y, a, indices, b):
+    d[a] = d[y]
+    d[b] = -unbroadcast(densify(d[y])[indices], b)
+
+
+@tangent(runtime.subtract_at)
+def scatter_subtract(y, a, indices, b):
+    d[y] = subtract_at(d[a], indices, d[b])
+
+
+@adjoint(runtime.maximum_at, runtime.minimum_at)
+def scatter_extremum(y, a, indices, b):
+    """Each element's gradient goes to the candidates equal to its result (old value, values sent to it),
+    shared evenly among ties, as `np.maximum` shares it."""
+    share = densify(d[y]) / extremum_ties(y, a, indices, b)
+    d[a] = share * (a == y)
+    d[b] = unbroadcast(share[indices] * (b == y[indices]), b)
+
+
+@tangent(runtime.maximum_at, runtime.minimum_at)
+def scatter_extremum(y, a, indices, b):
+    d[y] = add_at(d[a] * (a == y), indices, d[b] * (b == y[indices])) / extremum_ties(y, a, indices, b)

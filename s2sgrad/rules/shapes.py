@@ -5,7 +5,7 @@ Their gradients rearrange the output's gradient back the other way.
 import numpy as np
 
 from .. import primitives
-from ..runtime import (broadcast_like, cast_tangent, linspace_fraction, uncast, undiagonal, unbroadcast, unconcatenate, unrepeat, untake, untile)
+from ..runtime import (as_column, broadcast_like, cast_tangent, linspace_fraction, uncast, undiagonal, unbroadcast, unconcatenate, unrepeat, untake, untile)
 from .registry import adjoint, d, tangent
 
 
@@ -132,6 +132,17 @@ def arange(y, start, stop=None, step=None, dtype=None, *, device=None, like=None
 def arange(y, start, stop=None, step=None, dtype=None, *, device=None, like=None):
     d[y] = cast_tangent(broadcast_like(d[start] * (stop is not None), y) + d[step] * np.arange(np.size(y)),
                         np.result_type(y))
+
+
+@adjoint(as_column)
+def column(y, x):
+    """A piece of ``np.c_[...]``."""
+    d[x] = np.reshape(d[y], np.shape(x))
+
+
+@tangent(as_column)
+def column(y, x):
+    d[y] = as_column(d[x])
 
 
 @adjoint(np.reshape)
