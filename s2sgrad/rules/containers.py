@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import primitives, runtime
 from ..runtime import (add_at, cast_tangent, densify, extremum_ties, grad_or_zeros, list_append, seq_scatter, setitem,
-                       subtract_at, unbroadcast, uncast, unstack, written)
+                       unbroadcast, uncast, unstack, written)
 from .registry import adjoint, d, tangent
 
 
@@ -89,7 +89,7 @@ def scatter_add(y, a, indices, b):
 
 @tangent(runtime.add_at)
 def scatter_add(y, a, indices, b):
-    d[y] = add_at(d[a], indices, d[b])
+    d[y] = d[a] + add_at(np.zeros(np.shape(y)), indices, d[b])
 
 
 @adjoint(runtime.subtract_at)
@@ -100,7 +100,7 @@ def scatter_subtract(y, a, indices, b):
 
 @tangent(runtime.subtract_at)
 def scatter_subtract(y, a, indices, b):
-    d[y] = subtract_at(d[a], indices, d[b])
+    d[y] = d[a] - add_at(np.zeros(np.shape(y)), indices, d[b])
 
 
 @adjoint(runtime.maximum_at, runtime.minimum_at)
@@ -114,4 +114,5 @@ def scatter_extremum(y, a, indices, b):
 
 @tangent(runtime.maximum_at, runtime.minimum_at)
 def scatter_extremum(y, a, indices, b):
-    d[y] = add_at(d[a] * (a == y), indices, d[b] * (b == y[indices])) / extremum_ties(y, a, indices, b)
+    d[y] = (d[a] * (a == y) + add_at(np.zeros(np.shape(y)), indices, d[b] * (b == y[indices]))) \
+        / extremum_ties(y, a, indices, b)
