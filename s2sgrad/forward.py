@@ -201,6 +201,10 @@ class Forward:
         rule = tangent_rule_for(op.fn)
         if rule is None:
             name = primitives.label(op.fn, op.args, op.name)
+            if op.fn in primitives.WRITERS:
+                raise NoDerivativeRule(f"no forward-mode (tangent) rule for {name}, which writes into its first "
+                                       "argument", stmt.loc, "compute the new array as a value instead (np.where, "
+                                       "y[i] = v, y = y + ...)")
             raise NoDerivativeRule(f"no forward-mode (tangent) rule for {name}", stmt.loc,
                                    f"register one with @s2sgrad.rules.tangent({name}), or wrap the argument in "
                                    "s2sgrad.stop_gradient(...) if no derivative should flow through it")

@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import copy
 import inspect
+import warnings
 from dataclasses import dataclass
 
 from . import primitives
@@ -176,7 +177,9 @@ class _FoldConstants(ast.NodeTransformer):
                for n in ast.walk(node)):
             try:
                 expression = ast.fix_missing_locations(ast.Expression(node))
-                return ast.Constant(eval(compile(expression, "<rule>", "eval"), {"__builtins__": {}}))
+                with warnings.catch_warnings():       # ("2.0 is not None" is a test on constants too)
+                    warnings.simplefilter("ignore", SyntaxWarning)
+                    return ast.Constant(eval(compile(expression, "<rule>", "eval"), {"__builtins__": {}}))
             except Exception:
                 return node
         return node

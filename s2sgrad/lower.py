@@ -166,7 +166,26 @@ def _stored_names(stmts) -> list[str]:
                 target = node.target.value if isinstance(node.target, gast.Subscript) else node.target
                 if isinstance(target, gast.Name) and target.id not in seen:
                     seen.append(target.id)
+            elif isinstance(node, gast.Call):
+                seen.extend(name for name in _written_by_call(node) if name not in seen)
     return seen
+
+
+WRITER_NAMES = {"at", "copyto", "put", "place", "putmask", "fill_diagonal", "put_along_axis", *MUTATING_METHODS}
+
+
+def _written_by_call(call) -> list[str]:
+    """The names a call may write into, by how it is spelled (``np.add.at(y, ...)``, ``f(..., out=y)``)."""
+    names = []
+    func = call.func
+    spelled = func.attr if isinstance(func, gast.Attribute) else func.id if isinstance(func, gast.Name) else None
+    if spelled in WRITER_NAMES and call.args and isinstance(call.args[0], gast.Name):
+        names.append(call.args[0].id)
+    for keyword in call.keywords:
+        if keyword.arg == "out":
+            targets = keyword.value.elts if isinstance(keyword.value, gast.Tuple) else [keyword.value]
+            names.extend(t.id for t in targets if isinstance(t, gast.Name))
+    return names
 
 
 class Lowerer:
@@ -336,7 +355,9 @@ class Lowerer:
                 and isinstance(value.func.value, gast.Name) and isinstance(self.env.get(value.func.value.id), str):
             raise self.error(f"the method '{value.func.attr}' changes its object in place, which is not supported",
                              value, "assign the result of a function that returns a new value instead")
-        self.emit(None, self.value(value))
+        lowered = self.value(value)
+        if not isinstance(lowered, Const):          # (an in-place call was lowered as a write; its value is None)
+            self.emit(None, lowered)
 
     def stmt_Assert(self, stmt):
         args = [self.atom(stmt.test)]

@@ -794,7 +794,7 @@ OPERATOR_SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "pow": "
 
 def _rule_label(fn, name=None) -> str:
     """How a comment names a primitive: ``np.sin``, ``*``, ``indexing``."""
-    dotted = primitives.python_name(fn) or name or getattr(fn, "__name__", "?")
+    dotted = primitives.WRITERS.get(fn) or primitives.python_name(fn) or name or getattr(fn, "__name__", "?")
     return OPERATOR_SYMBOLS.get(dotted.split(".")[-1] if dotted.startswith(("operator.",)) or
                                 dotted in OPERATOR_SYMBOLS else dotted, dotted)
 
