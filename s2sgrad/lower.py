@@ -43,7 +43,7 @@ METHODS = {
 VARARG_METHODS = {"reshape", "transpose"}
 SHAPE_READERS = {runtime.like}              # read only the shape of their argument, which writes keep
 VIEW_METHODS = {"reshape", "transpose", "ravel", "squeeze", "swapaxes", "view", "T", "real", "imag"}          # x.reshape(2, 3) means np.reshape(x, (2, 3))
-ATTRIBUTES = {"T": np.transpose, "shape": np.shape, "ndim": np.ndim, "size": np.size,
+ATTRIBUTES = {"T": np.transpose, "shape": np.shape, "ndim": np.ndim, "size": np.size, "dtype": np.result_type,
               "real": np.real, "imag": np.imag}
 
 
@@ -356,7 +356,7 @@ class Lowerer:
             raise self.error(f"the method '{value.func.attr}' changes its object in place, which is not supported",
                              value, "assign the result of a function that returns a new value instead")
         lowered = self.value(value)
-        if not isinstance(lowered, Const):          # (an in-place call was lowered as a write; its value is None)
+        if isinstance(lowered, Op):                 # (a write lowered from an in-place call leaves an atom)
             self.emit(None, lowered)
 
     def stmt_Assert(self, stmt):

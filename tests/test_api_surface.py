@@ -174,7 +174,7 @@ def _selected():
     for case in CASES:
         if id(case.primitive) in NOT_SWEPT:
             continue
-        trap = any(tag in case.name.split("-")[i] for i in range(1, len(case.name.split("-"))) for tag in TRAPS)
+        trap = any(part.startswith(tag) for part in case.name.split("-")[1:] for tag in TRAPS)
         if id(case.primitive) not in seen or trap:
             seen.add(id(case.primitive))
             out.append(case)
