@@ -171,6 +171,14 @@ def _stored_names(stmts) -> list[str]:
     return seen
 
 
+def _of_numpy(fn) -> bool:
+    """A function (or a method of a ufunc, or of a random Generator) of NumPy's own: its ``out=`` writes."""
+    owner = getattr(fn, "__self__", None)
+    if isinstance(owner, (np.ufunc, np.ndarray, np.random.Generator, np.random.RandomState)):
+        return True
+    return (getattr(fn, "__module__", None) or "").split(".")[0] == "numpy"
+
+
 WRITER_NAMES = {"at", "copyto", "put", "place", "putmask", "fill_diagonal", "put_along_axis", *MUTATING_METHODS}
 
 
@@ -816,7 +824,10 @@ class Lowerer:
             raise self.error(f"'{callee.name}' changes a global array in place, which is not supported", node,
                              "work on a local copy (np.copy) of the array")
         args = [self.atom(a) for a in node.args]
-        kwargs, out = self.call_keywords(node)
+        if _of_numpy(callee.value):
+            kwargs, out = self.call_keywords(node)
+        else:                                       # a user function's own out= is an argument like another
+            kwargs, out = {k.arg: self.atom(k.value) for k in node.keywords}, None
         name = None if primitives.python_name(callee.value) else callee.name
         return self.written_to_out(Op(callee.value, args, kwargs, name=name), out, node)
 

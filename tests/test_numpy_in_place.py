@@ -265,6 +265,19 @@ def test_writes_into_what_is_not_a_local_array_are_refused(call, message, tmp_pa
     assert caught.value.location.line == line_of(mod, call)
 
 
+def test_a_user_functions_out_parameter_is_an_argument(tmp_path):
+    f = module(tmp_path, """
+        def scaled(x, out=None):
+            return x * 3.0 if out is None else x * out
+
+        def f(x):
+            y = x * 2.0
+            z = scaled(x, out=y)
+            return np.sum(z * y)
+    """).f
+    assert_grad_matches_fd(f, [X])
+
+
 def test_a_name_for_the_array_written_is_stale_after_the_write(tmp_path):
     mod = module(tmp_path, """
         def f(x):
