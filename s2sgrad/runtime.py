@@ -23,7 +23,7 @@ __all__ = [
     "undiagonal", "untake", "norm_grad", "divide_or_zero", "uncast", "cast_tangent", "clip_choice",
     "product_of_others", "product_of_others_tangent", "cumprod_grad", "cumprod_grad_tangent_y", "cumprod_grad_tangent_a", "cumprod_tangent",
     "linspace_fraction", "add_at", "subtract_at", "maximum_at", "minimum_at", "extremum_ties", "at_copy",
-    "written_copy", "as_column",
+    "written_copy", "as_column", "unsort", "sorted_like",
 ]
 
 
@@ -866,6 +866,29 @@ class Checkpoints:
             elif isinstance(action, Reverse):
                 yield Work(self.state, action.steps, True)
                 self.state = None
+
+
+def _sort_order(a, axis):
+    """Where each element of ``np.sort(a, axis)`` came from (ties in order of appearance), and the axis
+    (0 of the flattened array for ``axis=None``)."""
+    a = np.asarray(a)
+    if axis is None:
+        return np.argsort(np.ravel(a), kind="stable"), 0
+    return np.argsort(a, axis=axis, kind="stable"), axis
+
+
+def unsort(g, a, axis=-1):
+    """The gradient of ``np.sort(a, axis)``: each element of g goes back where its sorted value came from."""
+    order, along = _sort_order(a, axis)
+    out = np.zeros(np.shape(order), dtype=np.result_type(np.asarray(g).dtype, float))
+    np.put_along_axis(out, order, g, along)
+    return np.reshape(out, np.shape(a))
+
+
+def sorted_like(t, a, axis=-1):
+    """`t` in the order ``np.sort(a, axis)`` puts a's elements (the tangent of a sort)."""
+    order, along = _sort_order(a, axis)
+    return np.take_along_axis(np.ravel(t) if axis is None else np.broadcast_to(t, np.shape(a)), order, along)
 
 
 def as_column(x):

@@ -298,6 +298,7 @@ ASSEMBLED = {
     "np.c_ of vectors": "np.sum(np.c_[x[:4], v, v * v] * np.arange(12.0).reshape(4, 3))",
     "np.c_ of matrices": "np.sum(np.c_[np.outer(x, v), np.outer(x, x)] ** 2)",
     "np.r_ of constants": "np.sum(np.r_[0:3, 5.0] * x[:4])",
+    "np.sort then a weighted sum": "np.sum(np.sort(x * v[0]) * np.arange(5.0)) + np.sum(np.sort(np.outer(x, v), 0)[-1])",
     "einsum sublists": "np.sum(np.einsum(np.outer(x, v), [0, 1], np.outer(v, x), [1, 2], [0, 2]) ** 2)",
     "einsum sublists, implicit output": "np.einsum(x, [0], x * v[0], [0])",
     "einsum sublists with Ellipsis": "np.sum(np.einsum(np.outer(x, v), [Ellipsis, 1], v, [1], [Ellipsis]) ** 2)",

@@ -247,6 +247,8 @@ add(
     case(np.stack, arrays((3,), (3,), (3,)), axis=-1, name="stack-last"),
     *([case(np.row_stack, arrays((3,), (2, 3)), name="row_stack")] if hasattr(np, "row_stack") else []),
     case(np.stack, arrays((3,), (3,)), name="stack"), case(np.stack, arrays((2, 3), (2, 3)), axis=1, name="stack-1"),
+    case(np.sort, normal(5), name="sort"), case(np.sort, normal(3, 4), 0, name="sort-axis0"),
+    case(np.sort, normal(3, 4), None, name="sort-none"), case(np.sort, normal(2, 3, 4), axis=1, name="sort-3d"),
     case(np.tile, normal(3), 2, name="tile"), case(np.tile, normal(2, 3), (2, 1, 2), name="tile-more-reps"),
     case(np.tile, normal(2, 3, 4), (2, 1), name="tile-fewer-reps"),
     case(np.repeat, normal(2, 3), 2, name="repeat"),

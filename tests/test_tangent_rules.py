@@ -68,6 +68,10 @@ if hasattr(runtime, "written"):
     HELPER_CASES.append(case(runtime.written, normal(5), np.array([1, 3]), name="written"))
 
 HELPER_CASES += [
+    case(runtime.unsort, normal(3, 4), normal(3, 4), 0, name="unsort"),
+    case(runtime.unsort, normal(12), normal(3, 4), None, name="unsort-none"),
+    case(runtime.sorted_like, normal(3, 4), normal(3, 4), name="sorted_like"),
+    case(runtime.sorted_like, normal(3, 4), normal(3, 4), None, name="sorted_like-none"),
     case(runtime.uncast, normal(3), normal(3), float, name="uncast"),
     case(runtime.uncast, normal(3), normal(3), int, name="uncast-int"),
     case(runtime.cast_tangent, normal(3), np.float64, name="cast_tangent"),

@@ -5,7 +5,7 @@ Their gradients rearrange the output's gradient back the other way.
 import numpy as np
 
 from .. import primitives
-from ..runtime import (as_column, broadcast_like, cast_tangent, linspace_fraction, uncast, undiagonal, unbroadcast, unconcatenate, unrepeat, untake, untile)
+from ..runtime import (as_column, broadcast_like, sorted_like, unsort, cast_tangent, linspace_fraction, uncast, undiagonal, unbroadcast, unconcatenate, unrepeat, untake, untile)
 from .registry import adjoint, d, tangent
 
 
@@ -285,6 +285,17 @@ def column_stack(y, tup):
 @tangent(np.column_stack)
 def column_stack(y, tup):
     d[y] = np.column_stack(d[tup])
+
+
+@adjoint(np.sort)
+def sort(y, a, axis=-1, kind=None, order=None, *, stable=None):
+    """Each sorted value's gradient goes back to the element it came from."""
+    d[a] = unsort(d[y], a, axis)
+
+
+@tangent(np.sort)
+def sort(y, a, axis=-1, kind=None, order=None, *, stable=None):
+    d[y] = sorted_like(d[a], a, axis)
 
 
 @adjoint(np.tile)
