@@ -23,7 +23,7 @@ __all__ = [
     "undiagonal", "untake", "norm_grad", "divide_or_zero", "uncast", "cast_tangent", "clip_choice",
     "product_of_others", "product_of_others_tangent", "cumprod_grad", "cumprod_grad_tangent_y", "cumprod_grad_tangent_a", "cumprod_tangent",
     "linspace_fraction", "add_at", "subtract_at", "maximum_at", "minimum_at", "extremum_ties", "at_copy",
-    "written_copy", "as_column", "unsort", "sorted_like",
+    "written_copy", "as_column", "unsort", "sorted_like", "tangent_into",
 ]
 
 
@@ -252,8 +252,12 @@ def unstack(g, x, axis=0):
 
 
 def setitem(x, index, value):
-    """``x`` with ``x[index] = value``, as a new array (the lowered form's functional write)."""
-    out = np.array(x, dtype=np.result_type(np.asarray(x).dtype, np.asarray(value).dtype))
+    """``x`` with ``x[index] = value``, as a new array (the lowered form's functional write). An array keeps
+    its dtype, as it does when written in place (a float written into an integer array is truncated)."""
+    if isinstance(x, np.ndarray):
+        out = np.array(x, copy=True)
+    else:
+        out = np.array(x, dtype=np.result_type(np.asarray(x).dtype, np.asarray(value).dtype))
     out[index] = value
     return out
 
@@ -866,6 +870,14 @@ class Checkpoints:
             elif isinstance(action, Reverse):
                 yield Work(self.state, action.steps, True)
                 self.state = None
+
+
+def tangent_into(t, x):
+    """The tangent `t` of a value written into the array `x`: zero where x has an integer or boolean dtype
+    (the write truncates)."""
+    if isinstance(x, np.ndarray) and x.dtype.kind in "biu":
+        return np.zeros(np.shape(t))
+    return t
 
 
 def _sort_order(a, axis):

@@ -291,6 +291,55 @@ def test_a_name_for_the_array_written_is_stale_after_the_write(tmp_path):
     assert caught.value.location.line == line_of(mod, "return np.sum(z * x)")
 
 
+# --- writes into integer arrays truncate: no gradient flows through them -----------------------------------------
+
+INTEGER_WRITES = {
+    "setitem into a local int array": """
+        def f(x, n):
+            y = np.zeros(3, dtype=int)
+            y[0] = x[0] * 3.0
+            return np.sum(y * x) + x[1]
+    """,
+    "setitem in a loop": """
+        def f(x, n):
+            y = np.zeros(3, dtype=np.int32)
+            for k in range(2):
+                y[k] = x[k] * 3.0
+            return np.sum(y * x)
+    """,
+    "setitem into an int argument": """
+        def f(x, n):
+            n[0] = x[0] * 3.0
+            return np.sum(n * x)
+    """,
+    "copyto and out= into an int array": """
+        def f(x, n):
+            y = np.zeros(3, dtype=int)
+            np.copyto(y, x * 3.0, casting="unsafe")
+            z = np.zeros(3, dtype=bool)
+            np.greater(x, 1.0, out=z)
+            return np.sum(y * x) + np.sum(z * x)
+    """,
+    "add.at into an int array": """
+        def f(x, n):
+            y = np.zeros(3, dtype=int)
+            np.add.at(y, [0, 0], np.array([2, 3]))
+            return np.sum(y * x)
+    """,
+}
+
+
+@pytest.mark.parametrize("name", list(INTEGER_WRITES))
+def test_writes_into_integer_arrays_pass_no_gradient(name, tmp_path):
+    f = module(tmp_path, INTEGER_WRITES[name]).f
+    x = np.array([0.7, 1.2, 2.05])
+    n = np.array([4, 5, 6])
+    value, g = sg.value_and_grad(f)(x, n.copy())
+    assert np.isclose(value, f(x, n.copy()))
+    assert_grad_matches_fd(f, [x, n.copy()])
+    check_jvp(f, [x, n.copy()])
+
+
 # --- np.r_, np.c_, np.einsum's sublist form ---------------------------------------------------------------------
 
 ASSEMBLED = {
