@@ -37,7 +37,7 @@ def defines_class(x):
 
 
 def calls_without_rule(x):
-    y = np.sort(x)
+    y = np.partition(x, 1)
     return np.sum(y * y)
 
 
