@@ -23,7 +23,7 @@ __all__ = [
     "undiagonal", "untake", "norm_grad", "divide_or_zero", "uncast", "cast_tangent", "clip_choice",
     "product_of_others", "product_of_others_tangent", "cumprod_grad", "cumprod_grad_tangent_y", "cumprod_grad_tangent_a", "cumprod_tangent",
     "linspace_fraction", "add_at", "subtract_at", "maximum_at", "minimum_at", "extremum_ties", "at_copy",
-    "written_copy", "as_column", "unsort", "sorted_like", "tangent_into",
+    "written_copy", "as_column", "unsort", "sorted_like",
 ]
 
 
@@ -870,14 +870,6 @@ class Checkpoints:
             elif isinstance(action, Reverse):
                 yield Work(self.state, action.steps, True)
                 self.state = None
-
-
-def tangent_into(t, x):
-    """The tangent `t` of a value written into the array `x`: zero where x has an integer or boolean dtype
-    (the write truncates)."""
-    if isinstance(x, np.ndarray) and x.dtype.kind in "biu":
-        return np.zeros(np.shape(t))
-    return t
 
 
 def _sort_order(a, axis):

@@ -68,8 +68,6 @@ if hasattr(runtime, "written"):
     HELPER_CASES.append(case(runtime.written, normal(5), np.array([1, 3]), name="written"))
 
 HELPER_CASES += [
-    case(runtime.tangent_into, normal(3), normal(3), name="tangent_into"),
-    case(runtime.tangent_into, normal(3), np.zeros(3, dtype=int), name="tangent_into-int"),
     case(runtime.unsort, normal(3, 4), normal(3, 4), 0, name="unsort"),
     case(runtime.unsort, normal(12), normal(3, 4), None, name="unsort-none"),
     case(runtime.sorted_like, normal(3, 4), normal(3, 4), name="sorted_like"),

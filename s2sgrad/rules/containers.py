@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import primitives, runtime
 from ..runtime import (add_at, cast_tangent, densify, extremum_ties, grad_or_zeros, list_append, seq_scatter, setitem,
-                       tangent_into, unbroadcast, uncast, unstack, written)
+                       unbroadcast, uncast, unstack, written)
 from .registry import adjoint, d, tangent
 
 
@@ -75,9 +75,7 @@ def write(y, x, index, value):
 
 @tangent(primitives.setitem)
 def write(y, x, index, value):
-    """Zero through a write into an integer array (the gradient knows x's dtype; forward mode is not
-    specialized on dtypes)."""
-    d[y] = setitem(d[x], index, tangent_into(d[value], x))
+    d[y] = setitem(d[x], index, d[value])
 
 
 # --- NumPy's in-place functions, lowered as functional writes (``np.add.at(y, i, v)`` is ``y_1 = add_at(y, i, v)``)

@@ -14,7 +14,7 @@ These helpers have no adjoint rule: reverse mode over generated code is not supp
 """
 from .. import runtime
 from ..runtime import (add_grads, broadcast_like, cast_tangent, complete, cumprod_grad, cumprod_grad_tangent_a, cumprod_grad_tangent_y, densify,
-                       divide_or_zero, product_of_others, product_of_others_tangent, sorted_like, tangent_into, uncast, unsort, einsum_grad, einsum_grad_tangent, grad_or_zeros,
+                       divide_or_zero, product_of_others, product_of_others_tangent, sorted_like, uncast, unsort, einsum_grad, einsum_grad_tangent, grad_or_zeros,
                        matmul_grad_a, matmul_grad_b, scatter, seq_scatter, stack_pop, stack_pop_rows, stack_push, sum_to, tensordot_grad_a,
                        tensordot_grad_b, unbroadcast, unconcatenate, undiagonal, unreduce, unrepeat, unstack, untake,
                        untile, written)
@@ -115,11 +115,6 @@ def uncast(y, g, x, dtype):
 @tangent(cast_tangent)
 def cast_tangent(y, t, dtype):
     d[y] = cast_tangent(d[t], dtype)
-
-
-@tangent(tangent_into)
-def tangent_into(y, t, x):
-    d[y] = tangent_into(d[t], x)
 
 
 @tangent(unsort)
