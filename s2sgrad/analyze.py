@@ -18,17 +18,16 @@ and tuples, added elementwise), or ``"unknown"``.
 from __future__ import annotations
 
 import operator
-
-import numpy as np
 from dataclasses import dataclass, field
 
+import numpy as np
 
 from .dtypes import Dtypes, is_real
 from .errors import UnsupportedSyntax
 from .shapes import Shapes
 
 from . import primitives
-from .ir import Assign, Const, Function, If, Op, Var, While
+from .ir import Assign, Const, Function, Global, If, Op, Var, While
 from .rules import is_nondifferentiable, rule_for
 from .rules.nondifferentiable import value_arguments
 
@@ -40,8 +39,11 @@ DICT = "dict"                     # an argument's kind: a dict (a "seq" to the a
 class Fields:
     """An argument's kind: a named tuple with these fields (a "seq" to the analysis; ``p.a`` is ``p[0]``)."""
     names: tuple
+
+
 SEQ_MAKERS = {primitives.make_list, primitives.make_tuple, primitives.list_append, primitives.seq_setitem,
-              primitives.seq_concat, primitives.seq_repeat}
+              primitives.seq_concat, primitives.seq_repeat,
+              np.linalg.slogdet}              # (a function with a rule whose result is a tuple)
 NONE_KIND = "none"
 
 
@@ -92,11 +94,12 @@ def analyze(fn: Function, wrt: list[str], arg_kinds: dict[str, str] | None = Non
         analysis.real_adjoints = analysis.dtypes.real() and is_real(seed_dtype)
     _kinds(fn.body, kinds)
     _specialize(fn.body, kinds, analysis.shapes)
+    integers = integer_arrays(fn, analysis.dtypes)
     varied = set(wrt)
-    _varied(fn.body, varied)
+    _varied(fn.body, varied, blocked=integers)
     if not activity:
         others = {p for p in fn.params if not analysis.shapes.is_int(Var(p))}
-        _varied(fn.body, others, through=_has_rule)
+        _varied(fn.body, others, through=_has_rule, blocked=integers)
         varied |= others
     useful = {fn.result.name} if isinstance(fn.result, Var) else set()
     _useful(fn.body, useful)
@@ -145,7 +148,25 @@ def differentiable(op: Op) -> bool:
     """Does `op` pass gradients from its arguments to its result?"""
     if is_nondifferentiable(op.fn) or op.fn is slice:
         return False
-    return True
+    return not casts_to_integers(op)
+
+
+CASTS = {primitives.astype: 1, np.array: 1, np.asarray: 1}     # -> the position of the dtype argument
+
+
+def casts_to_integers(op: Op) -> bool:
+    """Is `op` a cast (``x.astype(int)``, ``np.asarray(x, dtype=bool)``) to an integer or boolean dtype
+    named by a constant? No gradient flows through it (a dtype known only at run time: see `uncast`)."""
+    position = CASTS.get(op.fn) if callable(op.fn) else None
+    if position is None:
+        return False
+    dtype = op.kwargs.get("dtype", op.args[position] if len(op.args) > position else None)
+    if not isinstance(dtype, (Const, Global)) or dtype.value is None:
+        return False
+    try:
+        return np.dtype(dtype.value).kind in "biu"
+    except TypeError:
+        return False
 
 
 # ---------------------------------------------------------------- kinds
@@ -246,11 +267,22 @@ def _has_rule(op: Op) -> bool:
     return differentiable(op) and (rule_for(op.fn) is not None or builds_a_sequence)
 
 
-def _varied(block, varied: set, through=differentiable) -> None:
-    """Add to `varied` the names computed from it by operations `through` lets gradients through."""
+def integer_arrays(fn: Function, dtypes: Dtypes | None) -> set[str]:
+    """Names certainly holding arrays (or NumPy scalars) of an integer or boolean dtype: no gradient flows
+    through them (``y = np.zeros(3, dtype=int); y[0] = x`` truncates x). Without the arguments' dtypes,
+    those of what the function makes itself."""
+    if dtypes is None:
+        dtypes = Dtypes({p: None for p in fn.params})
+        dtypes.block(fn.body)
+    return {name for name, d in dtypes.descriptor.items() if isinstance(d, np.dtype) and d.kind in "biu"}
+
+
+def _varied(block, varied: set, through=differentiable, blocked=frozenset()) -> None:
+    """Add to `varied` the names computed from it by operations `through` lets gradients through
+    (never the `blocked` ones)."""
     for stmt in block:
         if isinstance(stmt, Assign):
-            if not stmt.target:
+            if not stmt.target or stmt.target in blocked:
                 continue
             value = stmt.value
             if isinstance(value, Op):
@@ -264,25 +296,25 @@ def _varied(block, varied: set, through=differentiable) -> None:
             elif isinstance(value, Var) and value.name in varied:
                 varied.add(stmt.target)
         elif isinstance(stmt, If):
-            _varied(stmt.body, varied, through)
-            _varied(stmt.orelse, varied, through)
+            _varied(stmt.body, varied, through, blocked)
+            _varied(stmt.orelse, varied, through, blocked)
             for r, a, b in zip(stmt.results, stmt.body_outs, stmt.orelse_outs):
-                if _in(a, varied) or _in(b, varied):
+                if (_in(a, varied) or _in(b, varied)) and r not in blocked:
                     varied.add(r)
         elif isinstance(stmt, While):
             for p, init in zip(stmt.params, stmt.inits):
-                if _in(init, varied):
+                if _in(init, varied) and p not in blocked:
                     varied.add(p)
             while True:
                 size = len(varied)
-                _varied(stmt.body, varied, through)
+                _varied(stmt.body, varied, through, blocked)
                 for p, out in zip(stmt.params, stmt.body_outs):
-                    if _in(out, varied):
+                    if _in(out, varied) and p not in blocked:
                         varied.add(p)
                 if len(varied) == size:
                     break
             for r, p in zip(stmt.results, stmt.params):
-                if p in varied:
+                if p in varied and r not in blocked:
                     varied.add(r)
 
 

@@ -106,6 +106,8 @@ class Dtypes:
 
     def op(self, op: Op):
         fn, args, kwargs = op.fn, [self.of(a) for a in op.args], op.kwargs
+        if fn is primitives.setitem and args and isinstance(args[0], np.dtype):   # an array written keeps its dtype
+            return args[0]
         if any(a is None for a in args):
             return None
         ufunc = OPERATOR_UFUNCS.get(fn, fn if isinstance(fn, np.ufunc) else None)

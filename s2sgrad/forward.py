@@ -205,7 +205,11 @@ class Forward:
             refusal = opaque_call_error(op.fn, stmt.loc)
             if refusal is not None:
                 raise refusal
-            name = primitives.python_name(op.fn) or op.name or getattr(op.fn, "__name__", repr(op.fn))
+            name = primitives.label(op.fn, op.args, op.name)
+            if op.fn in primitives.WRITERS:
+                raise NoDerivativeRule(f"no forward-mode (tangent) rule for {name}, which writes into its first "
+                                       "argument", stmt.loc, "compute the new array as a value instead (np.where, "
+                                       "y[i] = v, y = y + ...)")
             if hasattr(op.fn, "s2sgrad_derivative"):         # a derivative s2sgrad made: its jvp, at run time
                 from .higher import derivative_tangent_rule
                 bound = self.module.call_arguments(op, stmt.loc)

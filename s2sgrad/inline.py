@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import copy
 import inspect
+import warnings
 from dataclasses import dataclass
 
 from . import primitives
@@ -176,7 +177,9 @@ class _FoldConstants(ast.NodeTransformer):
                for n in ast.walk(node)):
             try:
                 expression = ast.fix_missing_locations(ast.Expression(node))
-                return ast.Constant(eval(compile(expression, "<rule>", "eval"), {"__builtins__": {}}))
+                with warnings.catch_warnings():       # ("2.0 is not None" is a test on constants too)
+                    warnings.simplefilter("ignore", SyntaxWarning)
+                    return ast.Constant(eval(compile(expression, "<rule>", "eval"), {"__builtins__": {}}))
             except Exception:
                 return node
         return node
@@ -273,7 +276,8 @@ class _Unbroadcast(ast.NodeTransformer):
                 return ast.Call(ast.Name("sum_to", ast.Load()), [node.args[0], primitives.constant(shape)], [])
         if node.func.id in ("matmul_grad_a", "matmul_grad_b") and len(node.args) == 3:
             return self.matmul(node) or node
-        if node.func.id == "unconcatenate" and len(node.args) == 3 and isinstance(like, ast.Name):
+        if node.func.id == "unconcatenate" and len(node.args) == 3 and not node.keywords \
+                and isinstance(like, ast.Name):          # (a stacking's ndmin= changes the parts' shapes)
             return self.pieces(node) or node
         if node.func.id == "unreduce" and len(node.args) == 4 and _is_none(node.args[2]) \
                 and _is_false(node.args[3]):

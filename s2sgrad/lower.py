@@ -45,12 +45,37 @@ METHODS = {
 }
 VARARG_METHODS = {"reshape", "transpose"}
 SHAPE_READERS = {runtime.like}              # read only the shape of their argument, which writes keep
-ATTRIBUTES = {"T": np.transpose, "shape": np.shape, "ndim": np.ndim, "size": np.size,
+ATTRIBUTES = {"T": np.transpose, "shape": np.shape, "ndim": np.ndim, "size": np.size, "dtype": np.result_type,
               "real": np.real, "imag": np.imag}
 
 
 assert_true = runtime.assert_true
 primitives.INTERNAL[assert_true] = "assert_true"
+
+# NumPy functions that write into their first argument. Each is lowered as a functional write of a new
+# version of that (local) array, as ``y[i] = v`` is: `np.copyto` as a write of the whole array,
+# ``ufunc.at`` as `runtime.add_at` and its kin (with rules for add, subtract, maximum, minimum),
+# the rest as `runtime.written_copy`, which has no derivative rule (so it is refused where active).
+WRITE_INTO_FIRST = {np.copyto, np.put, np.place, np.putmask, np.fill_diagonal, np.put_along_axis,
+                    *[getattr(np.ndarray, m) for m in ("fill", "sort", "partition", "put", "resize", "itemset",
+                                                       "setfield", "byteswap") if hasattr(np.ndarray, m)]}
+MUTATING_METHODS = {"fill", "sort", "partition", "put", "resize", "itemset", "setfield", "byteswap", "shuffle"}
+AT_RULES = {np.add: runtime.add_at, np.subtract: runtime.subtract_at, np.maximum: runtime.maximum_at,
+            np.minimum: runtime.minimum_at}
+
+
+def writes_into_first_argument(fn) -> bool:
+    """Does calling `fn` change its first argument in place (np.put, np.add.at, rng.shuffle, ...)?"""
+    owner = getattr(fn, "__self__", None)
+    name = getattr(fn, "__name__", None)
+    if name == "at" and isinstance(owner, np.ufunc):
+        return True
+    if name == "shuffle" and isinstance(owner, (np.random.Generator, np.random.RandomState)):
+        return True
+    try:
+        return fn in WRITE_INTO_FIRST
+    except TypeError:                       # unhashable
+        return False
 
 
 @dataclass
@@ -208,7 +233,34 @@ def _stored_names(stmts) -> list[str]:
                 target = node.target.value if isinstance(node.target, gast.Subscript) else node.target
                 if isinstance(target, gast.Name) and target.id not in seen:
                     seen.append(target.id)
+            elif isinstance(node, gast.Call):
+                seen.extend(name for name in _written_by_call(node) if name not in seen)
     return seen
+
+
+def _of_numpy(fn) -> bool:
+    """A function (or a method of a ufunc, or of a random Generator) of NumPy's own: its ``out=`` writes."""
+    owner = getattr(fn, "__self__", None)
+    if isinstance(owner, (np.ufunc, np.ndarray, np.random.Generator, np.random.RandomState)):
+        return True
+    return (getattr(fn, "__module__", None) or "").split(".")[0] == "numpy"
+
+
+WRITER_NAMES = {"at", "copyto", "put", "place", "putmask", "fill_diagonal", "put_along_axis", *MUTATING_METHODS}
+
+
+def _written_by_call(call) -> list[str]:
+    """The names a call may write into, by how it is spelled (``np.add.at(y, ...)``, ``f(..., out=y)``)."""
+    names = []
+    func = call.func
+    spelled = func.attr if isinstance(func, gast.Attribute) else func.id if isinstance(func, gast.Name) else None
+    if spelled in WRITER_NAMES and call.args and isinstance(call.args[0], gast.Name):
+        names.append(call.args[0].id)
+    for keyword in call.keywords:
+        if keyword.arg == "out":
+            targets = keyword.value.elts if isinstance(keyword.value, gast.Tuple) else [keyword.value]
+            names.extend(t.id for t in targets if isinstance(t, gast.Name))
+    return names
 
 
 class Lowerer:
@@ -583,8 +635,8 @@ class Lowerer:
             raise self.error(f"the method '{value.func.attr}' changes its object in place, which is not supported",
                              value, "assign the result of a function that returns a new value instead")
         result = self.value(value)
-        if result is not self.rebinding_result:    # a call's own result, read by nothing
-            self.emit(None, result)
+        if isinstance(result, Op) and result is not self.rebinding_result:   # (a call's own result, read by
+            self.emit(None, result)                 # nothing; a write lowered from an in-place call leaves an atom)
 
     def stmt_Assert(self, stmt):
         args = [self.atom(stmt.test)]
@@ -995,8 +1047,26 @@ class Lowerer:
         return Op(primitives.make_list, [self.atom(e) for e in node.elts])
 
     def expr_Subscript(self, node):
+        known = self.value_kind(node.value)
+        if isinstance(known, Global) and any(known.value is maker for maker in (np.r_, np.c_)):
+            return self.index_concatenation(known, node)
         value = self.atom(node.value)
         return Op(operator.getitem, [value, self.index(node.slice)])
+
+    def index_concatenation(self, maker: Global, node):
+        """``np.r_[a, b]`` is ``np.concatenate([np.atleast_1d(a), np.atleast_1d(b)])``, ``np.c_[a, b]`` joins
+        `as_column` pieces along the last axis; with slices or directives, only constants."""
+        items = node.slice.elts if isinstance(node.slice, gast.Tuple) else [node.slice]
+        if any(isinstance(i, gast.Slice) or isinstance(i, gast.Constant) and isinstance(i.value, str) for i in items):
+            if all(isinstance(n, (gast.Constant, gast.Slice, gast.Tuple, gast.UnaryOp, gast.expr_context, gast.unaryop))
+                   for i in items for n in gast.walk(i)):
+                return Op(operator.getitem, [self.atom(node.value), self.index(node.slice)])
+            raise self.error(f"{maker.name}[...] with slices or directives is only supported on constants", node,
+                             "use np.concatenate, np.arange or np.column_stack")
+        piece = np.atleast_1d if maker.value is np.r_ else runtime.as_column
+        pieces = [self.bind(Op(piece, [self.atom(i)]), "piece") for i in items]
+        joined = self.bind(Op(primitives.make_list, pieces), "pieces")
+        return Op(np.concatenate, [joined], {} if maker.value is np.r_ else {"axis": Const(-1)})
 
     def index(self, node):
         """An index expression (ints, slices, None, ..., arrays, tuples of them) as one atom."""
@@ -1043,8 +1113,8 @@ class Lowerer:
             args = [self.atom(a) for a in node.args]
             if func.attr in VARARG_METHODS and len(args) > 1:
                 args = [self.bind(Op(primitives.make_tuple, args), "shape")]
-            kwargs = {k.arg: self.atom(k.value) for k in node.keywords}
-            return Op(method, [obj, *args], kwargs)
+            kwargs, out = self.call_keywords(node)
+            return self.written_to_out(Op(method, [obj, *args], kwargs), out, node)
         if isinstance(func, gast.Name) and isinstance(self.env.get(func.id), LiftedFunction):
             lifted = self.env[func.id]
             params = [a.id for a in lifted.parsed.tree.args.args]
@@ -1078,8 +1148,20 @@ class Lowerer:
             args = [Var(self.env[a.id]) if isinstance(a, gast.Name) and isinstance(self.env.get(a.id), str)
                     else self.atom(a) for a in node.args]
             return Op(callee.value, args, {}, name=callee.name)
+        if writes_into_first_argument(callee.value):
+            return self.in_place_call(callee, node)
+        if callee.value is np.einsum and node.args and not (isinstance(node.args[0], gast.Constant)
+                                                            and isinstance(node.args[0].value, str)):
+            node = self.einsum_subscripts(node)
+        owner = getattr(callee.value, "__self__", None)
+        if isinstance(owner, np.ndarray) and getattr(callee.value, "__name__", None) in MUTATING_METHODS:
+            raise self.error(f"'{callee.name}' changes a global array in place, which is not supported", node,
+                             "work on a local copy (np.copy) of the array")
         args = [self.atom(a) for a in node.args]
-        kwargs = {k.arg: self.atom(k.value) for k in node.keywords}
+        if _of_numpy(callee.value):
+            kwargs, out = self.call_keywords(node)
+        else:                                       # a user function's own out= is an argument like another
+            kwargs, out = {k.arg: self.atom(k.value) for k in node.keywords}, None
         effects = self.call_effects(node)
         lifted = None
         if effects is not None and effects.rebindable & {i for i, _ in effects.written}:
@@ -1088,7 +1170,94 @@ class Lowerer:
         if rebound:
             return self.rebinding_call(*lifted, rebound, callee.name)
         name = None if primitives.python_name(callee.value) else callee.name
-        return Op(callee.value, args, kwargs, name=name)
+        return self.written_to_out(Op(callee.value, args, kwargs, name=name), out, node)
+
+    def einsum_subscripts(self, node):
+        """``np.einsum(a, [0, 1], b, [1, 2], [0, 2])`` (the sublist form) as ``np.einsum("ab,bc->ac", a, b)``."""
+        def axis(e):
+            if isinstance(e, gast.Name) and e.id == "Ellipsis":
+                return Ellipsis
+            return e.value if isinstance(e, gast.Constant) else None
+
+        def letters(sublist):
+            if not isinstance(sublist, (gast.List, gast.Tuple)) or not all(
+                    axis(e) is Ellipsis or type(axis(e)) is int and 0 <= axis(e) < 52 for e in sublist.elts):
+                raise self.error("np.einsum in the sublist form needs literal lists of axis numbers", sublist,
+                                 "write the subscripts as a string: np.einsum('ij,jk->ik', a, b)")
+            return "".join("..." if axis(e) is Ellipsis else "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"[axis(e)]
+                           for e in sublist.elts)
+        operands, sublists = node.args[0::2], node.args[1::2]
+        output = None
+        if len(node.args) % 2:                       # an output sublist last
+            operands, output = operands[:-1], node.args[-1]
+        subscripts = ",".join(letters(s) for s in sublists) + ("" if output is None else "->" + letters(output))
+        rewritten = copy.copy(node)
+        rewritten.args = [gast.Constant(subscripts, None), *operands]
+        return rewritten
+
+    def call_keywords(self, node):
+        """A call's keyword arguments as atoms, less ``out=``: returns them and the local array named by
+        `out` (``out=y`` or ``out=(y,)``), or None."""
+        kwargs, out = {}, None
+        for keyword in node.keywords:
+            if keyword.arg != "out":
+                kwargs[keyword.arg] = self.atom(keyword.value)
+                continue
+            target = keyword.value
+            if isinstance(target, gast.Tuple) and len(target.elts) == 1:
+                target = target.elts[0]
+            if isinstance(target, gast.Constant) and target.value is None:
+                continue
+            if not (isinstance(target, gast.Name) and isinstance(self.env.get(target.id), str)):
+                raise self.error("out= must name a local array (one, for a function of one result)", keyword.value,
+                                 "assign the result instead: y = f(...)")
+            out = target.id
+        return kwargs, out
+
+    def written_to_out(self, op: Op, out: str | None, node):
+        """``f(..., out=y)``: the result computed, then written into all of y (``y[...] = f(...)``, which
+        casts to y's dtype); the call's value is y. With ``where=m`` too, y keeps its values where m is False."""
+        if out is None:
+            return op
+        current = self.name_atom(out, node)
+        where = op.kwargs.pop("where", None)
+        value = self.bind(op, "t")
+        if where is not None:
+            value = self.bind(Op(np.where, [where, value, current]), "t")
+        self.written_in_place(out, Op(primitives.setitem, [current, Const(Ellipsis), value]), node)
+        return Var(self.env[out])
+
+    def in_place_call(self, callee: Global, node):
+        """``np.add.at(y, i, v)``, ``np.copyto(y, v)``, ``np.put(y, i, v)``, ...: a new version of the local
+        array y, as ``y[i] = v`` makes one. The call's value is None."""
+        fn = callee.value
+        target = node.args[0] if node.args else None
+        if not (isinstance(target, gast.Name) and isinstance(self.env.get(target.id), str)):
+            raise self.error(f"'{callee.name}' writes into its first argument, which must be a local array here",
+                             node, "copy the array into a local name first (y = np.copy(...))")
+        current = self.name_atom(target.id, target)
+        args = [self.atom(a) for a in node.args[1:]]
+        kwargs, out = self.call_keywords(node)
+        if out is not None:
+            raise self.error(f"out= is not supported with '{callee.name}'", node)
+        if fn is np.copyto:
+            if len(args) > 2 or any(k not in ("casting", "where") for k in kwargs):
+                raise self.error("np.copyto takes (dst, src, casting=..., where=...)", node)
+            value = args[0]
+            where = kwargs.get("where", args[2] if len(args) > 2 else None)
+            if where is not None:
+                value = self.bind(Op(np.where, [where, value, current]), "t")
+            written = Op(primitives.setitem, [current, Const(Ellipsis), value])
+        elif getattr(fn, "__name__", None) == "at" and isinstance(fn.__self__, np.ufunc):
+            ufunc = fn.__self__
+            if ufunc in AT_RULES and len(args) == 2 and not kwargs:
+                written = Op(AT_RULES[ufunc], [current, *args])
+            else:
+                written = Op(runtime.at_copy, [Global(callee.name[:-len(".at")], ufunc), current, *args], kwargs)
+        else:
+            written = Op(runtime.written_copy, [callee, current, *args], kwargs)
+        self.written_in_place(target.id, written, node)
+        return Const(None)
 
     def value_kind(self, node):
         """Without emitting code: a Global if `node` names a module-level object, else None."""

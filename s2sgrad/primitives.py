@@ -81,6 +81,21 @@ INTERNAL = {make_tuple: "make_tuple", make_list: "make_list", seq_getitem: "seq_
              astype: "astype", setitem: "setitem", list_append: "list_append", not_in: "not_in",
              both: "both", either: "either", seq_setitem: "seq_setitem", seq_concat: "seq_concat",
              seq_repeat: "seq_repeat", runtime.format_string: "format_string", runtime.dict_keys: "dict_keys"}
+# The functional forms of NumPy's in-place functions (see lower.in_place_call).
+WRITERS = {runtime.add_at: "np.add.at", runtime.subtract_at: "np.subtract.at", runtime.maximum_at: "np.maximum.at",
+           runtime.minimum_at: "np.minimum.at", runtime.at_copy: None, runtime.written_copy: None}
+INTERNAL.update({fn: fn.__name__ for fn in WRITERS})
+INTERNAL[runtime.as_column] = "as_column"
+
+
+def label(fn, args=(), name=None) -> str:
+    """How the user wrote the function a call applies, for messages (``np.put`` for its functional form)."""
+    if fn in WRITERS:
+        if WRITERS[fn]:
+            return WRITERS[fn]
+        written = getattr(args[0], "name", None) if args else None
+        return f"{written}.at" if fn is runtime.at_copy and written else written or fn.__name__
+    return python_name(fn) or name or getattr(fn, "__name__", repr(fn))
 
 
 def python_name(fn) -> str | None:

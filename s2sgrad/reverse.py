@@ -51,8 +51,13 @@ def is_user_function(fn) -> bool:
     if isinstance(fn, LiftedFunction):
         return True
     return inspect.isfunction(fn) and rule_for(fn) is None and not is_nondifferentiable(fn) \
-        and fn not in primitives.INTERNAL and not hasattr(fn, "s2sgrad_derivative") \
+        and fn not in primitives.INTERNAL and not _is_numpys(fn) and not hasattr(fn, "s2sgrad_derivative") \
         and fn is not derivative_vjp and fn is not derivative_jvp
+
+
+def _is_numpys(fn) -> bool:
+    """A function of NumPy's own (``np.full`` is Python code): one without a rule has none, it is not transformed."""
+    return (getattr(fn, "__module__", None) or "").split(".")[0] == "numpy"
 
 
 def is_recomputed(fn) -> bool:
@@ -395,7 +400,12 @@ class Reverse:
             refusal = opaque_call_error(fn, stmt.loc)
             if refusal is not None:
                 raise refusal
-            label = primitives.python_name(fn) or value.name or getattr(fn, "__name__", repr(fn))
+            label = primitives.label(fn, value.args, value.name)
+            if fn in primitives.WRITERS:
+                raise NoDerivativeRule(
+                    f"no derivative rule for {label}, which writes into its first argument", stmt.loc,
+                    "compute the new array as a value instead (np.where, y[i] = v, y = y + ...), or wrap the "
+                    "values written in s2sgrad.stop_gradient(...) if no gradient should flow through them")
             if hasattr(fn, "s2sgrad_derivative"):          # a derivative s2sgrad made: its vjp, at run time
                 from .higher import derivative_rule
                 bound = self.module.call_arguments(value, stmt.loc)
@@ -813,7 +823,7 @@ OPERATOR_SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "pow": "
 
 def _rule_label(fn, name=None) -> str:
     """How a comment names a primitive: ``np.sin``, ``*``, ``indexing``."""
-    dotted = primitives.python_name(fn) or name or getattr(fn, "__name__", "?")
+    dotted = primitives.WRITERS.get(fn) or primitives.python_name(fn) or name or getattr(fn, "__name__", "?")
     return OPERATOR_SYMBOLS.get(dotted.split(".")[-1] if dotted.startswith(("operator.",)) or
                                 dotted in OPERATOR_SYMBOLS else dotted, dotted)
 

@@ -23,7 +23,10 @@ __all__ = [
     "copy_state", "random_state", "replay", "swap_random_state", "derivative_vjp", "derivative_jvp", "unstack",
     "grad_or_zeros", "matmul_grad_a", "matmul_grad_b",
     "tensordot_grad_a", "tensordot_grad_b", "einsum_grad", "unconcatenate", "untile", "unrepeat",
-    "undiagonal", "untake", "norm_grad",
+    "undiagonal", "untake", "norm_grad", "divide_or_zero", "uncast", "cast_tangent", "clip_choice",
+    "product_of_others", "product_of_others_tangent", "cumprod_grad", "cumprod_grad_tangent_y", "cumprod_grad_tangent_a", "cumprod_tangent",
+    "linspace_fraction", "add_at", "subtract_at", "maximum_at", "minimum_at", "extremum_ties", "at_copy",
+    "written_copy", "as_column", "unsort", "sorted_like",
 ]
 
 
@@ -262,8 +265,12 @@ def unstack(g, x, axis=0):
 
 
 def setitem(x, index, value):
-    """``x`` with ``x[index] = value``, as a new array (the lowered form's functional write)."""
-    out = np.array(x, dtype=np.result_type(np.asarray(x).dtype, np.asarray(value).dtype))
+    """``x`` with ``x[index] = value``, as a new array (the lowered form's functional write). An array keeps
+    its dtype, as it does when written in place (a float written into an integer array is truncated)."""
+    if isinstance(x, np.ndarray):
+        out = np.array(x, copy=True)
+    else:
+        out = np.array(x, dtype=np.result_type(np.asarray(x).dtype, np.asarray(value).dtype))
     out[index] = value
     return out
 
@@ -465,12 +472,24 @@ def _einsum_grad_one(g, inputs, output, operands, i):
     return out
 
 
+def _stacked_shape(x, ndmin):
+    """The shape `x` takes in a stacking: ``ndmin`` 1 and 2 as ``np.atleast_1d/2d`` (leading axes), 3 as
+    ``np.atleast_3d`` (a vector is (1, n, 1)), ``"columns"`` as ``np.column_stack`` (a vector is one column)."""
+    shape = np.shape(x)
+    if ndmin == "columns":
+        return shape if len(shape) >= 2 else (max(np.size(x), 1), 1)
+    if ndmin == 3 and len(shape) < 3:
+        return {0: (1, 1, 1), 1: (1, *shape, 1), 2: (*shape, 1)}[len(shape)]
+    return (1,) * (ndmin - len(shape)) + shape
+
+
 def unconcatenate(g, arrays, axis=0, ndmin=1):
-    """The gradient of ``np.concatenate(arrays, axis)`` (and hstack, vstack): g cut into one piece per array."""
+    """The gradient of ``np.concatenate(arrays, axis)`` (and hstack, vstack, dstack, column_stack, with
+    `ndmin` the layout each array takes first, see `_stacked_shape`): g cut into one piece per array."""
     if axis is None:
         g, axis, sizes = np.ravel(g), 0, [np.size(x) for x in arrays]
     else:
-        sizes = [((1,) * (ndmin - np.ndim(x)) + np.shape(x))[axis] for x in arrays]
+        sizes = [_stacked_shape(x, ndmin)[axis] for x in arrays]
     grads = [np.reshape(p, np.shape(x)) for p, x in zip(np.split(g, np.cumsum(sizes)[:-1], axis), arrays)]
     return np.stack(grads) if isinstance(arrays, np.ndarray) else grads
 
@@ -521,6 +540,279 @@ def untake(g, x, indices, axis=None, mode="raise"):
     return np.reshape(out, shape)
 
 
+def divide_or_zero(g, y):
+    """``g / y``, and 0 where y is 0: the gradient of a norm (or a standard deviation) at zero is
+    taken to be 0, the subgradient of least norm (as ``np.sign(0)`` is 0 for ``abs``).
+
+        >>> divide_or_zero(np.array([1.0, 1.0]), np.array([2.0, 0.0])).tolist()
+        [0.5, 0.0]
+    """
+    zero = np.equal(y, 0)
+    if not np.any(zero):
+        return g / y
+    return np.where(zero, 0.0, np.divide(g, np.where(zero, 1.0, y)))
+
+
+def uncast(g, x, dtype):
+    """The gradient of casting `x` to `dtype`: zero through an integer or boolean dtype (the cast is
+    piecewise constant), else `g` cast back to x's own floating dtype."""
+    if np.dtype(dtype).kind in "biu":
+        return zeros_like(x)
+    if isinstance(x, np.ndarray) and x.dtype.kind in "fc" and np.result_type(g) != x.dtype:
+        return np.asarray(g).astype(x.dtype)
+    return g
+
+
+def cast_tangent(t, dtype):
+    """The tangent of a cast to `dtype` of a value with tangent `t`: zero through an integer or boolean dtype."""
+    if np.dtype(dtype).kind in "biu":
+        return np.zeros(np.shape(t))
+    return t
+
+
+def clip_choice(a, lo, hi):
+    """What ``np.clip(a, lo, hi)`` returns, element by element: 0 for `a`, 1 for `lo`, 2 for `hi`
+    (NumPy computes ``minimum(maximum(a, lo), hi)``, so `hi` wins where ``lo > hi``).
+
+        >>> clip_choice(np.array([-2.0, 0.0, 2.0]), -1.0, 1.0).tolist(), clip_choice(0.0, 1.0, -1.0).tolist()
+        ([1, 0, 2], 2)
+    """
+    a = np.asarray(a)
+    pick = np.zeros(np.broadcast_shapes(a.shape, np.shape(lo) if lo is not None else (),
+                                        np.shape(hi) if hi is not None else ()), dtype=np.int8)
+    low = a
+    if lo is not None:
+        pick = np.where(a < lo, 1, pick)
+        low = np.maximum(a, lo)
+    if hi is not None:
+        pick = np.where(low > hi, 2, pick)
+    return pick
+
+
+def linspace_fraction(y, num, endpoint=True, axis=0):
+    """Where each element of ``y = np.linspace(start, stop, num, endpoint, axis=axis)`` lies between
+    start (0) and stop (1), shaped to broadcast against y: ``y = start + t * (stop - start)``."""
+    if isinstance(y, tuple):
+        from .errors import NoDerivativeRule
+        raise NoDerivativeRule("no derivative rule for np.linspace with retstep=True",
+                               hint="compute the step as (stop - start) / (num - 1)")
+    steps = max(num - 1, 1) if endpoint else max(num, 1)
+    t = np.arange(num) / steps
+    shape = [1] * np.ndim(y)
+    shape[axis] = num
+    return np.reshape(t, shape)
+
+
+def _reduced(axis, ndim):
+    """The axes a reduction over `axis` (None, an int or a tuple) removes."""
+    if axis is None:
+        return tuple(range(ndim))
+    return tuple(np.array(np.atleast_1d(axis)) % max(ndim, 1))
+
+
+def product_of_others(a, axis=None):
+    """For each element of `a`, the product of the other elements of its lane of ``np.prod(a, axis)``:
+    the gradient of the product, exact where `a` has zeros (no division by them).
+
+        >>> product_of_others(np.array([2.0, 0.0, 3.0])).tolist()
+        [0.0, 6.0, 0.0]
+    """
+    a = np.asarray(a, dtype=np.result_type(a, float))
+    axes = _reduced(axis, a.ndim)
+    nonzero = a != 0
+    if np.all(nonzero):
+        return np.prod(a, axis=axes, keepdims=True) / a
+    zeros = np.sum(~nonzero, axis=axes, keepdims=True)
+    rest = np.prod(np.where(nonzero, a, 1.0), axis=axes, keepdims=True)     # the product of the nonzeros
+    safe = np.where(nonzero, a, 1.0)
+    return np.where(zeros == 0, rest / safe, np.where((zeros == 1) & ~nonzero, rest, 0.0))
+
+
+def product_of_others_tangent(a, t, axis=None):
+    """The tangent of ``product_of_others(a, axis)`` along `t`, exact where `a` has zeros."""
+    a = np.asarray(a, dtype=np.result_type(a, float))
+    axes = _reduced(axis, a.ndim)
+    nonzero = a != 0
+    safe = np.where(nonzero, a, 1.0)
+    zeros = np.sum(~nonzero, axis=axes, keepdims=True)
+    rest = np.prod(safe, axis=axes, keepdims=True)
+    ratio = np.where(nonzero, t / safe, 0.0)
+    total = np.sum(ratio, axis=axes, keepdims=True)                   # sum of t/a over the nonzeros
+    at_zeros = np.sum(np.where(nonzero, 0.0, t), axis=axes, keepdims=True)
+    none = rest / safe * (total - ratio)
+    one = np.where(nonzero, at_zeros * rest / safe, rest * total)
+    two = np.where(nonzero, 0.0, rest * (at_zeros - t))
+    return np.where(zeros == 0, none, np.where(zeros == 1, one, np.where(zeros == 2, two, 0.0)))
+
+
+def _reverse_cumsum(v, axis):
+    return np.flip(np.cumsum(np.flip(v, axis), axis), axis)
+
+
+def cumprod_grad(g, y, a, axis=None):
+    """The gradient of ``y = np.cumprod(a, axis)``, exact where `a` has zeros: the gradient of an element
+    is the sum over later products of the product of the other factors."""
+    shape = np.shape(a)
+    if axis is None:
+        a, y, g, axis = np.ravel(a), np.ravel(y), np.ravel(g), 0
+    a = np.asarray(a, dtype=np.result_type(a, float))
+    nonzero = a != 0
+    if np.all(nonzero):
+        return np.reshape(_reverse_cumsum(g * y, axis) / a, shape)
+    safe = np.where(nonzero, a, 1.0)
+    first = ~nonzero & (np.cumsum(~nonzero, axis) == 1)              # the first zero of each lane
+    past_first = np.cumprod(np.where(first, 1.0, a), axis)             # the products with that zero left out
+    out = np.where(nonzero, _reverse_cumsum(g * y, axis) / safe,
+                   np.where(first, _reverse_cumsum(g * past_first, axis), 0.0))
+    return np.reshape(out, shape)
+
+
+def cumprod_tangent(t, y, a, axis=None):
+    """The tangent of ``y = np.cumprod(a, axis)`` along `t`, exact where `a` has zeros."""
+    shape = np.shape(y)
+    if axis is None:
+        a, y, t, axis = np.ravel(a), np.ravel(y), np.ravel(t), 0
+    a = np.asarray(a, dtype=np.result_type(a, float))
+    nonzero = a != 0
+    if np.all(nonzero):
+        return np.reshape(y * np.cumsum(t / a, axis), shape)
+    first = ~nonzero & (np.cumsum(~nonzero, axis) == 1)
+    past_first = np.cumprod(np.where(first, 1.0, a), axis)
+    out = y * np.cumsum(np.where(nonzero, t / np.where(nonzero, a, 1.0), 0.0), axis) \
+        + np.cumsum(np.where(first, t, 0.0), axis) * past_first
+    return np.reshape(out, shape)
+
+
+def _no_zero_for_second_derivative(a):
+    if np.any(np.equal(a, 0)):
+        from .errors import NoDerivativeRule
+        raise NoDerivativeRule("the second derivative of np.cumprod at an array with a zero entry is not supported",
+                               hint="keep the factors away from zero, or differentiate once")
+
+
+def cumprod_grad_tangent_y(g, t, a, axis=None):
+    """The tangent of ``cumprod_grad(g, y, a, axis)`` along a tangent `t` of y (refused where `a` has a zero)."""
+    _no_zero_for_second_derivative(a)
+    return cumprod_grad(g, t, a, axis)
+
+
+def cumprod_grad_tangent_a(g, y, a, t, axis=None):
+    """The tangent of ``cumprod_grad(g, y, a, axis)`` along a tangent `t` of a (refused where `a` has a zero)."""
+    _no_zero_for_second_derivative(a)
+    return -cumprod_grad(g, y, a, axis) * t / a
+
+
+def linspace_fraction(y, num, endpoint=True, axis=0):
+    """Where each element of ``y = np.linspace(start, stop, num, endpoint, axis=axis)`` lies between
+    start (0) and stop (1), shaped to broadcast against y: ``y = start + t * (stop - start)``."""
+    if isinstance(y, tuple):
+        from .errors import NoDerivativeRule
+        raise NoDerivativeRule("no derivative rule for np.linspace with retstep=True",
+                               hint="compute the step as (stop - start) / (num - 1)")
+    steps = max(num - 1, 1) if endpoint else max(num, 1)
+    t = np.arange(num) / steps
+    shape = [1] * np.ndim(y)
+    shape[axis] = num
+    return np.reshape(t, shape)
+
+
+def _reduced(axis, ndim):
+    """The axes a reduction over `axis` (None, an int or a tuple) removes."""
+    if axis is None:
+        return tuple(range(ndim))
+    return tuple(np.array(np.atleast_1d(axis)) % max(ndim, 1))
+
+
+def product_of_others(a, axis=None):
+    """For each element of `a`, the product of the other elements of its lane of ``np.prod(a, axis)``:
+    the gradient of the product, exact where `a` has zeros (no division by them).
+
+        >>> product_of_others(np.array([2.0, 0.0, 3.0])).tolist()
+        [0.0, 6.0, 0.0]
+    """
+    a = np.asarray(a, dtype=np.result_type(a, float))
+    axes = _reduced(axis, a.ndim)
+    nonzero = a != 0
+    if np.all(nonzero):
+        return np.prod(a, axis=axes, keepdims=True) / a
+    zeros = np.sum(~nonzero, axis=axes, keepdims=True)
+    rest = np.prod(np.where(nonzero, a, 1.0), axis=axes, keepdims=True)     # the product of the nonzeros
+    safe = np.where(nonzero, a, 1.0)
+    return np.where(zeros == 0, rest / safe, np.where((zeros == 1) & ~nonzero, rest, 0.0))
+
+
+def product_of_others_tangent(a, t, axis=None):
+    """The tangent of ``product_of_others(a, axis)`` along `t`, exact where `a` has zeros."""
+    a = np.asarray(a, dtype=np.result_type(a, float))
+    axes = _reduced(axis, a.ndim)
+    nonzero = a != 0
+    safe = np.where(nonzero, a, 1.0)
+    zeros = np.sum(~nonzero, axis=axes, keepdims=True)
+    rest = np.prod(safe, axis=axes, keepdims=True)
+    ratio = np.where(nonzero, t / safe, 0.0)
+    total = np.sum(ratio, axis=axes, keepdims=True)                   # sum of t/a over the nonzeros
+    at_zeros = np.sum(np.where(nonzero, 0.0, t), axis=axes, keepdims=True)
+    none = rest / safe * (total - ratio)
+    one = np.where(nonzero, at_zeros * rest / safe, rest * total)
+    two = np.where(nonzero, 0.0, rest * (at_zeros - t))
+    return np.where(zeros == 0, none, np.where(zeros == 1, one, np.where(zeros == 2, two, 0.0)))
+
+
+def _reverse_cumsum(v, axis):
+    return np.flip(np.cumsum(np.flip(v, axis), axis), axis)
+
+
+def cumprod_grad(g, y, a, axis=None):
+    """The gradient of ``y = np.cumprod(a, axis)``, exact where `a` has zeros: the gradient of an element
+    is the sum over later products of the product of the other factors."""
+    shape = np.shape(a)
+    if axis is None:
+        a, y, g, axis = np.ravel(a), np.ravel(y), np.ravel(g), 0
+    a = np.asarray(a, dtype=np.result_type(a, float))
+    nonzero = a != 0
+    if np.all(nonzero):
+        return np.reshape(_reverse_cumsum(g * y, axis) / a, shape)
+    safe = np.where(nonzero, a, 1.0)
+    first = ~nonzero & (np.cumsum(~nonzero, axis) == 1)              # the first zero of each lane
+    past_first = np.cumprod(np.where(first, 1.0, a), axis)             # the products with that zero left out
+    out = np.where(nonzero, _reverse_cumsum(g * y, axis) / safe,
+                   np.where(first, _reverse_cumsum(g * past_first, axis), 0.0))
+    return np.reshape(out, shape)
+
+
+def cumprod_tangent(t, y, a, axis=None):
+    """The tangent of ``y = np.cumprod(a, axis)`` along `t`, exact where `a` has zeros."""
+    shape = np.shape(y)
+    if axis is None:
+        a, y, t, axis = np.ravel(a), np.ravel(y), np.ravel(t), 0
+    a = np.asarray(a, dtype=np.result_type(a, float))
+    nonzero = a != 0
+    if np.all(nonzero):
+        return np.reshape(y * np.cumsum(t / a, axis), shape)
+    first = ~nonzero & (np.cumsum(~nonzero, axis) == 1)
+    past_first = np.cumprod(np.where(first, 1.0, a), axis)
+    out = y * np.cumsum(np.where(nonzero, t / np.where(nonzero, a, 1.0), 0.0), axis) \
+        + np.cumsum(np.where(first, t, 0.0), axis) * past_first
+    return np.reshape(out, shape)
+
+
+def cumprod_grad_tangent(g, dg, y, a, da, axis=None):
+    """The tangent of ``cumprod_grad(g, y, a, axis)`` given the tangents `dg` of g and `da` of a (None
+    where zero); refused where `a` has a zero."""
+    if np.any(np.equal(a, 0)):
+        from .errors import NoDerivativeRule
+        raise NoDerivativeRule("the second derivative of np.cumprod at an array with a zero entry is not supported")
+    total = 0.0 if dg is None else cumprod_grad(dg, y, a, axis)
+    if da is not None:
+        shape = np.shape(a)
+        if axis is None:
+            a, y, g, da, axis = np.ravel(a), np.ravel(y), np.ravel(g), np.ravel(da), 0
+        dy = y * np.cumsum(da / a, axis)
+        total = total + np.reshape(_reverse_cumsum(g * dy, axis) / a - _reverse_cumsum(g * y, axis) * da / a ** 2,
+                                   shape)
+    return total
+
+
 def norm_grad(g, y, x, ord=None, axis=None, keepdims=False):
     """The gradient of ``np.linalg.norm(x, ord, axis, keepdims)``: vector p-norms, matrix 'fro', 'nuc', 1, 2, inf."""
     x = np.asarray(x)
@@ -533,7 +825,7 @@ def norm_grad(g, y, x, ord=None, axis=None, keepdims=False):
         if ord == 0:
             return np.zeros(x.shape)
         p = 2 if ord is None else ord
-        return g * np.sign(x) * (np.abs(x) / y) ** (p - 1)
+        return g * np.sign(x) * divide_or_zero(np.abs(x), y) ** (p - 1)
     axes = tuple(np.array((0, 1) if axis is None else axis) % x.ndim)
     g = np.moveaxis(g if keepdims else np.expand_dims(g, axes), axes, (-2, -1))
     y = np.moveaxis(np.asarray(y) if keepdims else np.expand_dims(y, axes), axes, (-2, -1))
@@ -743,6 +1035,93 @@ def derivative_jvp(derivative, names: tuple, tangents: tuple, *args):
     s2sgrad made called inside a function forward mode differentiates."""
     from .higher import jvp_of
     return jvp_of(derivative, names)(*args, tangents)[1]
+
+
+def _sort_order(a, axis):
+    """Where each element of ``np.sort(a, axis)`` came from (ties in order of appearance), and the axis
+    (0 of the flattened array for ``axis=None``)."""
+    a = np.asarray(a)
+    if axis is None:
+        return np.argsort(np.ravel(a), kind="stable"), 0
+    return np.argsort(a, axis=axis, kind="stable"), axis
+
+
+def unsort(g, a, axis=-1):
+    """The gradient of ``np.sort(a, axis)``: each element of g goes back where its sorted value came from."""
+    order, along = _sort_order(a, axis)
+    out = np.zeros(np.shape(order), dtype=np.result_type(np.asarray(g).dtype, float))
+    np.put_along_axis(out, order, g, along)
+    return np.reshape(out, np.shape(a))
+
+
+def sorted_like(t, a, axis=-1):
+    """`t` in the order ``np.sort(a, axis)`` puts a's elements (the tangent of a sort)."""
+    order, along = _sort_order(a, axis)
+    return np.take_along_axis(np.ravel(t) if axis is None else np.broadcast_to(t, np.shape(a)), order, along)
+
+
+def as_column(x):
+    """`x` as ``np.c_`` takes it: a number or a vector becomes one column, arrays of two or more axes stay."""
+    return np.reshape(x, (-1, 1)) if np.ndim(x) < 2 else x
+
+
+# ---------------------------------------------------------------- NumPy's in-place functions, made functional
+
+def _copy(a):
+    return np.array(a, copy=True)
+
+
+def add_at(a, indices, b):
+    """``np.add.at(a, indices, b)`` on a copy of `a`: b added at the indices, repeats accumulated."""
+    out = _copy(a)
+    np.add.at(out, indices, b)
+    return out
+
+
+def subtract_at(a, indices, b):
+    """``np.subtract.at(a, indices, b)`` on a copy of `a`."""
+    out = _copy(a)
+    np.subtract.at(out, indices, b)
+    return out
+
+
+def maximum_at(a, indices, b):
+    """``np.maximum.at(a, indices, b)`` on a copy of `a`."""
+    out = _copy(a)
+    np.maximum.at(out, indices, b)
+    return out
+
+
+def minimum_at(a, indices, b):
+    """``np.minimum.at(a, indices, b)`` on a copy of `a`."""
+    out = _copy(a)
+    np.minimum.at(out, indices, b)
+    return out
+
+
+def extremum_ties(y, a, indices, b):
+    """For ``y = maximum_at(a, indices, b)`` (or minimum_at): how many of the candidates for each element
+    of y (its old value in `a`, the b's sent to it) equal the result. The gradient is shared among them,
+    as `np.maximum`'s is on a tie."""
+    count = (np.asarray(a) == y).astype(float)
+    picked = np.asarray(y)[indices]
+    np.add.at(count, indices, np.broadcast_to(b, np.shape(picked)) == picked)
+    return count
+
+
+def at_copy(ufunc, a, indices, b=None):
+    """``ufunc.at(a, indices, b)`` on a copy of `a` (no derivative rule: refused on the differentiated path)."""
+    out = _copy(a)
+    ufunc.at(out, indices, *(() if b is None else (b,)))
+    return out
+
+
+def written_copy(fn, a, *args, **kwargs):
+    """``fn(a, ...)``, a NumPy function that writes into `a` (np.put, np.place, np.fill_diagonal, ...),
+    on a copy of `a` (no derivative rule: refused on the differentiated path)."""
+    out = _copy(a)
+    fn(out, *args, **kwargs)
+    return out
 
 
 def written(g, index):

@@ -29,6 +29,7 @@ import copy
 import inspect
 import math
 import operator
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -292,8 +293,10 @@ def _fold(node):
     if all(isinstance(n, (ast.Constant, ast.Tuple, ast.Compare, ast.BoolOp, ast.UnaryOp, ast.cmpop, ast.boolop,
                           ast.unaryop, ast.expr_context)) for n in ast.walk(node)):
         try:
-            return ast.Constant(eval(compile(ast.Expression(ast.fix_missing_locations(node)), "<tangent rule>",
-                                             "eval"), {"__builtins__": {}}))
+            with warnings.catch_warnings():           # ("2.0 is not None" is a test on constants too)
+                warnings.simplefilter("ignore", SyntaxWarning)
+                return ast.Constant(eval(compile(ast.Expression(ast.fix_missing_locations(node)), "<tangent rule>",
+                                                 "eval"), {"__builtins__": {}}))
         except Exception:
             return node
     return node

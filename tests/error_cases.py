@@ -37,7 +37,7 @@ def defines_class(x):
 
 
 def calls_without_rule(x):
-    y = np.sort(x)
+    y = np.partition(x, 1)
     return np.sum(y * y)
 
 
@@ -165,30 +165,6 @@ def prints_and_formats(x):
     print(f"x[0] = {x[0]:.3f}, {str(x[1])!r} [{x[2]:{width}.2f}] {{braces}} {width!r:>4}")
     label = str(x)
     return np.sum(x * 2.0)
-
-
-def through_full(x):
-    return np.sum(np.full(3, x[0]) * x)
-
-
-def through_full_like(x):
-    return np.sum(np.full_like(x, x[0]) * x)
-
-
-def through_linspace(x):
-    return np.sum(np.linspace(x[0], 2.0, 4))
-
-
-def through_logspace(x):
-    return np.sum(np.logspace(0.0, x[0], 4))
-
-
-def through_geomspace(x):
-    return np.sum(np.geomspace(1.0, x[0] + 2.0, 4))
-
-
-def through_arange(x):
-    return np.sum(np.arange(x[0], 3.0))
 
 
 def through_unique(x):

@@ -32,7 +32,7 @@ def _is_value(v) -> bool:
     """Arguments passed as names (arrays, numbers, lists); the rest (axes, strings, None) as constants."""
     if isinstance(v, (list, tuple)):
         return any(_is_value(x) for x in v) and not all(isinstance(x, (int, np.integer)) for x in v)
-    return isinstance(v, (np.ndarray, float)) and not isinstance(v, bool)
+    return isinstance(v, (np.ndarray, float, type)) and not isinstance(v, bool)     # (a dtype is a name too)
 
 
 def _as_tuples(value):

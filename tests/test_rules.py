@@ -116,7 +116,11 @@ add(case(np.clip, normal(3, 4), -0.5, 0.5, name="clip"),
     case(np.clip, normal(3, 4), uniform(-1, -0.1, 4), uniform(0.1, 1, 3, 1), wrt=(0, 1, 2), name="clip-arrays"),
     case(np.clip, normal(3, 4), None, uniform(-0.5, 0.5, 4), wrt=(0, 2), name="clip-upper"),
     case(np.clip, normal(5), wrt=(0, "a_min"), a_min=uniform(-0.6, 0.2, 5), a_max=0.4, name="clip-keywords"),
-    case(np.clip, scalar(), -0.2, 0.3, wrt=(0, 1, 2), name="clip-floats"))
+    case(np.clip, scalar(), -0.2, 0.3, wrt=(0, 1, 2), name="clip-floats"),
+    # reversed bounds: NumPy returns a_max wherever a_min > a_max, so a_max alone gets the gradient there
+    case(np.clip, normal(3, 4), 0.5, -0.5, wrt=(0, 1, 2), name="clip-reversed"),
+    case(np.clip, normal(3, 4), uniform(-1, 1, 4), uniform(-1, 1, 3, 1), wrt=(0, 1, 2), name="clip-mixed-order"),
+    case(np.clip, normal(3, 4), uniform(-1, 1, 4), None, wrt=(0, 1), name="clip-lower"))
 if np.lib.NumpyVersion(np.__version__) >= "2.1.0":
     add(case(np.clip, normal(3, 4), wrt=(0, "min", "max"), min=uniform(-1, 0, 4), max=uniform(0, 1, 3, 1),
              name="clip-min-max"))
@@ -141,6 +145,25 @@ for fn in [np.cumsum, np.cumprod]:
         add(case(fn, make(*shape), axis=axis, name=f"{fn.__name__}-{shape}-{axis}"))
 add(case(np.bincount, np.array([0, 2, 2, 5]), wrt=("weights",), weights=normal(4), name="bincount-weights"))
 
+
+def with_zeros(*shape, at=((0,),)):
+    """Normal values with zeros at the given flat positions (products are polynomials: exact there too)."""
+    def make(rng):
+        a = rng.standard_normal(shape)
+        a.flat[[i for (i,) in at]] = 0.0
+        return a
+    return make
+
+
+# products with zero entries: the gradient is the product of the other entries, never a division by zero
+for zeros in [((1,),), ((1,), (3,)), ((0,), (2,), (5,))]:
+    for shape, axis, keepdims in [((6,), None, False), ((2, 3), None, False), ((2, 3), 0, False), ((2, 3), 1, True),
+                                  ((2, 3), (0, 1), True)]:
+        add(case(np.prod, with_zeros(*shape, at=zeros), axis=axis, keepdims=keepdims,
+                 name=f"prod-zeros{len(zeros)}-{shape}-{axis}-{keepdims}"))
+    for shape, axis in [((6,), None), ((2, 3), None), ((2, 3), 0), ((2, 3), 1)]:
+        add(case(np.cumprod, with_zeros(*shape, at=zeros), axis=axis, name=f"cumprod-zeros{len(zeros)}-{shape}-{axis}"))
+
 # norms
 NORMS = [((5,), None, None, False), ((5,), 2, None, False), ((5,), 1, None, False), ((5,), 3, None, False),
          ((5,), 0.5, None, False), ((5,), np.inf, None, False), ((5,), -np.inf, None, False),
@@ -161,6 +184,30 @@ add(case(np.linalg.norm, normal(3, 4), 2, name="norm-ord-positional"))
 add(
     case(np.copy, normal(3, 4), name="copy"), case(np.copy, scalar(), name="copy-float"),
     case(primitives.astype, normal(3, 4), float, name="astype"),
+    case(primitives.astype, uniform(-3, 3, 3, 4), int, name="astype-int"),
+    case(primitives.astype, normal(3, 4), bool, name="astype-bool"),
+    # narrower floats only where their rounding is far below the finite differences' step
+    case(primitives.astype, uniform(-1e-5, 1e-5, 3, 4), np.float32, name="astype-float32"),
+    case(np.float32, uniform(-1e-5, 1e-5, 3, 4), name="float32"), 
+    # (np.float16 rounds too coarsely for finite differences: test_float16_cast below)
+    case(np.float64, normal(3), name="float64"), case(np.longdouble, normal(3), name="longdouble"),
+    case(np.full, (3, 4), scalar(), wrt=(1,), name="full"),
+    case(np.full, (3, 4), normal(4), wrt=(1,), name="full-row"),
+    case(np.full, (3, 4), scalar(), np.int64, wrt=(1,), name="full-int"),
+    case(np.full_like, normal(3, 4), scalar(), wrt=(1,), name="full_like"),
+    case(np.full_like, normal(2, 3), normal(3), wrt=(1,), name="full_like-row"),
+    case(np.linspace, scalar(), scalar(), 5, wrt=(0, 1), name="linspace"),
+    case(np.linspace, scalar(), scalar(), 4, False, wrt=(0, 1), name="linspace-no-endpoint"),
+    case(np.linspace, scalar(), scalar(), 1, wrt=(0, 1), name="linspace-one"),
+    case(np.linspace, normal(3), normal(2, 1), 4, axis=-1, wrt=(0, 1), name="linspace-arrays-axis"),
+    case(np.linspace, normal(3), scalar(), 4, wrt=(0, 1), name="linspace-arrays"),
+    case(np.logspace, scalar(), scalar(), 5, wrt=(0, 1), name="logspace"),
+    case(np.logspace, normal(2), scalar(), 4, base=uniform(1.5, 3.0, 2), wrt=(0, 1, "base"), name="logspace-base"),
+    case(np.geomspace, uniform(0.5, 2, 2), uniform(1, 3, 2), 5, wrt=(0, 1), name="geomspace"),
+    case(np.geomspace, scalar(-2, -0.5), scalar(-3, -1), 4, False, wrt=(0, 1), name="geomspace-negative"),
+    case(np.arange, scalar(0, 1), 5.0, 0.5, wrt=(0, 2), name="arange"),
+    case(np.arange, scalar(0, 1), 4.5, wrt=(0,), name="arange-start"),
+    case(np.arange, scalar(3.2, 3.8), wrt=(0,), name="arange-stop"),
     case(np.reshape, normal(3, 4), (2, 6), name="reshape"), case(np.reshape, normal(12), (3, -1), name="reshape-1"),
     case(np.reshape, normal(2, 3, 2), (12,), order="F", name="reshape-F"),
     case(np.ravel, normal(3, 4), name="ravel"), case(np.ravel, normal(3, 4), "F", name="ravel-F"),
@@ -185,7 +232,23 @@ add(
     case(np.hstack, arrays((3,), (2,)), name="hstack-1d"), case(np.hstack, arrays((2, 3), (2, 1)), name="hstack-2d"),
     case(np.vstack, arrays((3,), (3,)), name="vstack-1d"), case(np.vstack, arrays((2, 3), (1, 3)), name="vstack-2d"),
     case(np.vstack, arrays((2, 3), (3,)), name="vstack-mixed"),
+    case(np.vstack, arrays((3,), (3,), (3,)), name="vstack-three-1d"),
+    case(np.vstack, arrays((3,), (2, 3), (3,)), name="vstack-1d-2d-1d"),
+    case(np.vstack, arrays((), ()), name="vstack-scalars"),
+    case(np.hstack, arrays((), (2,)), name="hstack-0d-1d"),
+    case(np.hstack, arrays((2, 3, 1), (2, 1, 1)), name="hstack-3d"),
+    case(np.dstack, arrays((3,), (3,)), name="dstack-1d"), case(np.dstack, arrays((2, 3), (2, 3)), name="dstack-2d"),
+    case(np.dstack, arrays((2, 3, 2), (2, 3), (2, 3, 1)), name="dstack-mixed"),
+    case(np.dstack, arrays((), ()), name="dstack-scalars"),
+    case(np.column_stack, arrays((3,), (3,)), name="column_stack-1d"),
+    case(np.column_stack, arrays((3,), (3, 2), (3,)), name="column_stack-mixed"),
+    case(np.column_stack, arrays((3, 1, 2), (3, 2, 2)), name="column_stack-3d"),
+    case(np.concatenate, arrays((2, 3, 2), (2, 1, 2)), axis=-2, name="concatenate-negative-axis"),
+    case(np.stack, arrays((3,), (3,), (3,)), axis=-1, name="stack-last"),
+    *([case(np.row_stack, arrays((3,), (2, 3)), name="row_stack")] if hasattr(np, "row_stack") else []),
     case(np.stack, arrays((3,), (3,)), name="stack"), case(np.stack, arrays((2, 3), (2, 3)), axis=1, name="stack-1"),
+    case(np.sort, normal(5), name="sort"), case(np.sort, normal(3, 4), 0, name="sort-axis0"),
+    case(np.sort, normal(3, 4), None, name="sort-none"), case(np.sort, normal(2, 3, 4), axis=1, name="sort-3d"),
     case(np.tile, normal(3), 2, name="tile"), case(np.tile, normal(2, 3), (2, 1, 2), name="tile-more-reps"),
     case(np.tile, normal(2, 3, 4), (2, 1), name="tile-fewer-reps"),
     case(np.repeat, normal(2, 3), 2, name="repeat"),
@@ -300,6 +363,10 @@ add(case(math.log, scalar(*POS), scalar(1.5, 4.0), wrt=(0, 1), name="math.log-ba
 
 add(case(np.array, arrays((3,), (3,)), name="array-list"),
     case(np.asarray, normal(3, 4), name="asarray"),
+    case(np.asarray, uniform(-3, 3, 3, 4), dtype=int, name="asarray-int"),
+    case(np.array, uniform(-3, 3, 3, 4), np.int32, name="array-int32"),
+    case(np.array, uniform(-1e-5, 1e-5, 3, 4), np.float32, name="array-float32"),
+    case(np.array, arrays((3,), (3,)), int, name="array-list-int"),
     case(builtins.sum, arrays((3,), (3,), (3,)), name="builtin-sum"),
     case(builtins.sum, normal(4, 3), name="builtin-sum-array"),
     case(primitives.seq_setitem, arrays((3,), (2,)), 1, normal(4), wrt=(0, 2), name="seq_setitem"),
@@ -312,6 +379,16 @@ add(case(np.array, arrays((3,), (3,)), name="array-list"),
     case(primitives.setitem, normal(4, 3), slice(1, 3), normal(2, 3), wrt=(0, 2), name="setitem-slice"),
     case(primitives.setitem, normal(4, 3), (0, slice(None)), normal(3), wrt=(0, 2), name="setitem-row"),
     case(primitives.setitem, normal(5), np.array([0, 2]), scalar(), wrt=(0, 2), name="setitem-broadcast"))
+
+# NumPy's in-place functions, lowered as functional writes: repeated indices accumulate; ties share
+for fn in [runtime.add_at, runtime.subtract_at, runtime.maximum_at, runtime.minimum_at]:
+    add(case(fn, normal(5), np.array([0, 2, 2, 4, 2]), normal(5), wrt=(0, 2), name=f"{fn.__name__}-repeats"),
+        case(fn, normal(4, 3), np.array([1, 1, 3]), normal(3), wrt=(0, 2), name=f"{fn.__name__}-rows-broadcast"),
+        case(fn, normal(4, 3), (np.array([0, 3, 0]), np.array([2, 1, 2])), normal(3), wrt=(0, 2),
+             name=f"{fn.__name__}-pairs"),
+        case(fn, normal(5), np.array([1, 1]), scalar(), wrt=(0, 2), name=f"{fn.__name__}-float"))
+add(case(runtime.as_column, normal(3), name="as_column-1d"), case(runtime.as_column, scalar(), name="as_column-float"),
+    case(runtime.as_column, normal(2, 3), name="as_column-2d"))
 
 
 def _id(c):
@@ -353,14 +430,13 @@ REQUIRED_RULES = [
     math.fabs, math.erf, math.erfc,
 ]
 REQUIRED_NONDIFFERENTIABLE = [
-    np.shape, np.ndim, np.size, np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.full_like,
-    np.arange, np.linspace, np.eye, np.identity, np.argmax, np.argmin, np.argsort, np.sign, np.floor, np.ceil,
+    np.shape, np.ndim, np.size, np.zeros, np.ones, np.empty, np.zeros_like, np.ones_like, np.eye, np.identity, np.argmax, np.argmin, np.argsort, np.sign, np.floor, np.ceil,
     np.round, np.around, np.rint, np.trunc, np.equal, np.not_equal, np.less, np.less_equal, np.greater,
     np.greater_equal, np.logical_and, np.logical_or, np.logical_not, np.logical_xor, np.isclose, np.allclose,
     np.searchsorted, np.isnan, np.isinf, np.isfinite, np.all, np.any, np.nonzero, np.count_nonzero,
     operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne, operator.not_,
     math.floor, math.ceil, math.isnan, builtins.len, builtins.range, builtins.int, builtins.round,
-    np.random.rand, np.random.randn, np.random.default_rng,
+    np.random.rand, np.random.randn, np.random.default_rng, np.int32, np.int64, np.bool_,
 ]
 
 
@@ -374,8 +450,19 @@ def test_required_nondifferentiable(primitive):
     assert is_nondifferentiable(primitive) and rule_for(primitive) is None
 
 
+def test_float16_cast():
+    """``np.float16(x)``: the gradient is the incoming one cast back to x's dtype."""
+    import s2sgrad as sg
+    x = np.array([0.5, -1.25, 2.0])
+    g = sg.grad(lambda x: np.sum(np.float16(x) * np.array([1.0, 2.0, 3.0])))(x)
+    assert g.dtype == np.float64 and g.tolist() == [1.0, 2.0, 3.0]
+
+
+HAND_CHECKED = {id(np.float16)}
+
+
 def test_every_rule_is_tested():
-    tested = {id(c.primitive) for c in CASES}
+    tested = {id(c.primitive) for c in CASES} | HAND_CHECKED
     untested = [r.primitive for r in _RULES.values() if id(r.primitive) not in tested]
     assert not untested, f"rules without a finite-difference case: {untested}"
 

@@ -15,7 +15,7 @@ from s2sgrad.rules.registry import _RULES, _TANGENT_ONLY
 
 from rule_harness import Case, random_like
 from tangent_harness import check_tangent, rule_jvp
-from test_rules import CASES, normal
+from test_rules import CASES, HAND_CHECKED, normal, with_zeros
 
 # --- the runtime helpers of generated gradients: linear in the gradient, the rest gives shapes -----------
 
@@ -73,6 +73,27 @@ HELPER_CASES = [
 if hasattr(runtime, "written"):
     HELPER_CASES.append(case(runtime.written, normal(5), np.array([1, 3]), name="written"))
 
+HELPER_CASES += [
+    case(runtime.unsort, normal(3, 4), normal(3, 4), 0, name="unsort"),
+    case(runtime.unsort, normal(12), normal(3, 4), None, name="unsort-none"),
+    case(runtime.sorted_like, normal(3, 4), normal(3, 4), name="sorted_like"),
+    case(runtime.sorted_like, normal(3, 4), normal(3, 4), None, name="sorted_like-none"),
+    case(runtime.uncast, normal(3), normal(3), float, name="uncast"),
+    case(runtime.uncast, normal(3), normal(3), int, name="uncast-int"),
+    case(runtime.cast_tangent, normal(3), np.float64, name="cast_tangent"),
+    case(runtime.divide_or_zero, normal(3), lambda rng: rng.uniform(0.5, 2.0, 3), wrt=(0, 1), name="divide_or_zero"),
+    case(runtime.divide_or_zero, normal(3), np.array([0.0, 1.5, 0.0]), wrt=(0,), name="divide_or_zero-zeros"),
+    case(runtime.product_of_others, normal(5), name="product_of_others"),
+    case(runtime.product_of_others, with_zeros(5, at=((1,),)), name="product_of_others-zero"),
+    case(runtime.product_of_others, with_zeros(5, at=((1,), (3,))), name="product_of_others-zeros2"),
+    case(runtime.product_of_others, with_zeros(5, at=((0,), (1,), (3,))), name="product_of_others-zeros3"),
+    case(runtime.product_of_others, with_zeros(2, 3, at=((1,), (3,))), 1, name="product_of_others-axis"),
+    case(runtime.product_of_others, with_zeros(2, 3, at=((1,), (4,))), (0, 1), name="product_of_others-axes"),
+    case(runtime.cumprod_grad, normal(5), normal(5), lambda rng: rng.uniform(0.5, 1.5, 5), wrt=(0, 1, 2),
+         name="cumprod_grad"),
+    case(runtime.cumprod_grad, normal(2, 3), normal(2, 3), lambda rng: rng.uniform(0.5, 1.5, (2, 3)), 1,
+         wrt=(0, 1, 2), name="cumprod_grad-axis"),
+]
 ALL_CASES = CASES + HELPER_CASES
 
 
@@ -96,7 +117,7 @@ def test_every_adjoint_rule_has_a_tangent_twin():
 
 
 def test_every_tangent_rule_is_tested():
-    tested = {id(c.primitive) for c in ALL_CASES}
+    tested = {id(c.primitive) for c in ALL_CASES} | HAND_CHECKED
     primitives_with_tangents = [r.primitive for r in _RULES.values()] + [r.primitive for r in _TANGENT_ONLY.values()]
     untested = [p for p in primitives_with_tangents if id(p) not in tested]
     assert not untested, f"tangent rules without a finite-difference case: {untested}"
@@ -106,10 +127,12 @@ def test_every_runtime_helper_is_differentiable_or_constant():
     """Generated gradients may call any runtime helper: forward mode must know each one."""
     from s2sgrad.rules import is_nondifferentiable
     internal = {"SparseGrad", "Like", "while_loop", "if_else", "Checkpoints", "Work", "copy_state",
-                "norm_grad", "einsum_tangent", "einsum_grad_tangent",
-                "replay",                                     # read back as swap_random_state calls
-                "derivative_vjp", "derivative_jvp",           # refused by forward mode, with their own message
-                "format_string"}          # an f-string: no derivative flows through its text (refused)
+                "norm_grad", "einsum_tangent", "einsum_grad_tangent", "product_of_others_tangent",
+                "cumprod_grad_tangent_y", "cumprod_grad_tangent_a", "cumprod_tangent",
+                "at_copy", "written_copy",       # (NumPy's in-place functions without a rule: refused where active)
+                "replay",                        # read back as swap_random_state calls
+                "derivative_vjp", "derivative_jvp",   # refused by forward mode, with their own message
+                "format_string"}                 # an f-string: no derivative flows through its text (refused)
     unknown = [name for name in runtime.__all__ if name not in internal
                and tangent_rule_for(getattr(runtime, name)) is None and not is_nondifferentiable(getattr(runtime, name))]
     assert not unknown, f"runtime helpers with neither a tangent rule nor a nondifferentiable mark: {unknown}"
@@ -166,6 +189,6 @@ def test_defaults_left_out_of_the_linear_call():
     _, expansion = rule_jvp(np.sum, [np.ones((2, 3))], {"axis": 1}, {0: np.ones((2, 3))})
     assert ast.unparse(expansion.value) == "np.sum(darg0, axis=1)"
     _, expansion = rule_jvp(np.linalg.norm, [np.ones(3)], {}, {0: np.ones(3)})
-    assert ast.unparse(expansion.value) == "np.sum(arg0 * darg0) / y"
+    assert ast.unparse(expansion.value) == "divide_or_zero(np.sum(arg0 * darg0), y)"
     _, expansion = rule_jvp(np.power, [np.ones(3), 2], {}, {0: np.ones(3)})
     assert ast.unparse(expansion.value) == "darg0 * 2 * arg0"

@@ -7,10 +7,10 @@ import builtins
 
 import numpy as np
 
-from .. import primitives
-from ..runtime import (densify, grad_or_zeros, list_append, seq_concat, seq_repeat, seq_scatter, seq_setitem,
-                       seq_unrepeat, seq_unwritten, seq_written, setitem, unbroadcast, unreduce, unstack,
-                       written)
+from .. import primitives, runtime
+from ..runtime import (add_at, cast_tangent, densify, extremum_ties, grad_or_zeros, list_append, seq_concat,
+                       seq_repeat, seq_scatter, seq_setitem, seq_unrepeat, seq_unwritten, seq_written, setitem,
+                       unbroadcast, uncast, unreduce, unstack, written)
 from .registry import adjoint, d, tangent
 
 
@@ -79,12 +79,14 @@ def stack(y, arrays, axis=0):
 
 @adjoint(np.array, np.asarray)
 def array(y, object, dtype=None):
-    d[object] = unstack(d[y], object) if isinstance(object, list) else unbroadcast(d[y], object)
+    """Zero through an integer or boolean dtype (see `uncast`)."""
+    d[object] = (unstack(uncast(d[y], y, dtype), object) if isinstance(object, list)
+                 else uncast(unbroadcast(d[y], object), object, dtype))
 
 
 @tangent(np.array, np.asarray)
 def array(y, object, dtype=None):
-    d[y] = np.array(d[object], dtype)
+    d[y] = cast_tangent(np.array(d[object]), dtype)
 
 
 @adjoint(builtins.sum)
@@ -108,3 +110,43 @@ def write(y, x, index, value):
 @tangent(primitives.setitem)
 def write(y, x, index, value):
     d[y] = setitem(d[x], index, d[value])
+
+
+# --- NumPy's in-place functions, lowered as functional writes (``np.add.at(y, i, v)`` is ``y_1 = add_at(y, i, v)``)
+
+@adjoint(runtime.add_at)
+def scatter_add(y, a, indices, b):
+    """A scatter-add: each b gets the gradient of where it was added (repeats read it again)."""
+    d[a] = d[y]
+    d[b] = unbroadcast(densify(d[y])[indices], b)
+
+
+@tangent(runtime.add_at)
+def scatter_add(y, a, indices, b):
+    d[y] = d[a] + add_at(np.zeros(np.shape(y)), indices, d[b])
+
+
+@adjoint(runtime.subtract_at)
+def scatter_subtract(y, a, indices, b):
+    d[a] = d[y]
+    d[b] = -unbroadcast(densify(d[y])[indices], b)
+
+
+@tangent(runtime.subtract_at)
+def scatter_subtract(y, a, indices, b):
+    d[y] = d[a] - add_at(np.zeros(np.shape(y)), indices, d[b])
+
+
+@adjoint(runtime.maximum_at, runtime.minimum_at)
+def scatter_extremum(y, a, indices, b):
+    """Each element's gradient goes to the candidates equal to its result (old value, values sent to it),
+    shared evenly among ties, as `np.maximum` shares it."""
+    share = densify(d[y]) / extremum_ties(y, a, indices, b)
+    d[a] = share * (a == y)
+    d[b] = unbroadcast(share[indices] * (b == y[indices]), b)
+
+
+@tangent(runtime.maximum_at, runtime.minimum_at)
+def scatter_extremum(y, a, indices, b):
+    d[y] = (d[a] * (a == y) + add_at(np.zeros(np.shape(y)), indices, d[b] * (b == y[indices]))) \
+        / extremum_ties(y, a, indices, b)

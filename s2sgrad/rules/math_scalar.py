@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from ..runtime import unbroadcast
+from ..runtime import divide_or_zero, unbroadcast
 from .registry import adjoint, d, tangent
 
 
@@ -97,14 +97,14 @@ def pow(z, x, y):
 
 @adjoint(math.hypot)
 def hypot(z, *coordinates):
-    """``d[coordinates]`` is the list of the coordinates' gradients."""
-    d[coordinates] = [d[z] * c / z for c in coordinates]
+    """``d[coordinates]`` is the list of the coordinates' gradients; 0 at the origin, as for `np.linalg.norm`."""
+    d[coordinates] = [divide_or_zero(d[z] * c, z) for c in coordinates]
 
 
 @tangent(math.hypot)
 def hypot(z, *coordinates):
     """``d[coordinates]`` is the tuple of the coordinates' tangents, None where zero."""
-    d[z] = sum([c * t for c, t in zip(coordinates, d[coordinates]) if t is not None]) / z
+    d[z] = divide_or_zero(sum([c * t for c, t in zip(coordinates, d[coordinates]) if t is not None]), z)
 
 
 @adjoint(math.fabs)

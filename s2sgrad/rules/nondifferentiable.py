@@ -23,8 +23,7 @@ from .registry import nondifferentiable
 _NUMPY = """
     shape ndim size result_type can_cast promote_types min_scalar_type iscomplexobj isrealobj
     isscalar issubdtype broadcast_shapes iterable
-    zeros ones empty full zeros_like ones_like empty_like full_like arange linspace logspace
-    geomspace eye identity tri indices diag_indices diag_indices_from tril_indices triu_indices
+    zeros ones empty zeros_like ones_like empty_like eye identity tri indices diag_indices diag_indices_from tril_indices triu_indices
     tril_indices_from triu_indices_from mask_indices ravel_multi_index unravel_index
     argmax argmin nanargmax nanargmin argsort argpartition argwhere lexsort searchsorted digitize
     nonzero flatnonzero count_nonzero isin
@@ -34,6 +33,7 @@ _NUMPY = """
     logical_and logical_or logical_not logical_xor all any
     bitwise_and bitwise_or bitwise_xor bitwise_not invert left_shift right_shift
     gcd lcm
+    bool bool_ int8 int16 int32 int64 intp uint8 uint16 uint32 uint64 uintp
 """
 _NUMPY_RANDOM = """
     seed rand randn randint random random_sample ranf sample standard_normal
@@ -63,20 +63,10 @@ nondifferentiable(
     *_existing(math, _MATH),
 )
 
-def _arange_values(*args, start=None, step=None, **_):
-    return ([args[0], *args[2:3]] if len(args) >= 2 else []) + [v for v in (start, step) if v is not None]
-
-
-# Functions above whose results are values of some arguments (a fill value, the ends of a range, the values
-# np.unique keeps): a derivative through those is not zero, so they have no gradient only with respect to the
-# others. `value_arguments` gives the atoms passed to those.
+# Functions without a rule whose results are values of some arguments (np.unique's, heaviside's value at 0, a
+# draw's location and scale): a derivative through those is not zero and is refused; with respect to the
+# others they have none. `value_arguments` gives the atoms passed to those.
 VALUE_ARGUMENTS = {
-    np.full: lambda shape, fill_value, *_, **__: [fill_value],
-    np.full_like: lambda a, fill_value, *_, **__: [fill_value],
-    np.linspace: lambda start, stop, *_, **__: [start, stop],
-    np.logspace: lambda start, stop, *_, **__: [start, stop],
-    np.geomspace: lambda start, stop, *_, **__: [start, stop],
-    np.arange: _arange_values,
     np.unique: lambda ar, *_, **__: [ar],
     np.heaviside: lambda x1, x2, *_, **__: [x2],
     np.random.normal: lambda loc=None, scale=None, *_, **__: [v for v in (loc, scale) if v is not None],

@@ -6,7 +6,7 @@ are not in these signatures, so a call that passes them has no rule.
 """
 import numpy as np
 
-from ..runtime import norm_grad, unreduce
+from ..runtime import cumprod_grad, cumprod_tangent, divide_or_zero, norm_grad, product_of_others, unreduce
 from .registry import adjoint, d, tangent
 
 
@@ -32,14 +32,13 @@ def mean(y, a, axis=None, dtype=None, out=None, keepdims=False):
 
 @adjoint(np.prod)
 def prod(y, a, axis=None, dtype=None, out=None, keepdims=False):
-    """Assumes no zero in `a` (the gradient divides by it)."""
-    d[a] = unreduce(d[y] * y, a, axis, keepdims) / a
+    """The gradient of an element is the product of the others in its lane (exact with zeros in `a`)."""
+    d[a] = unreduce(d[y], a, axis, keepdims) * product_of_others(a, axis)
 
 
 @tangent(np.prod)
 def prod(y, a, axis=None, dtype=None, out=None, keepdims=False):
-    """Assumes no zero in `a` (the tangent divides by it)."""
-    d[y] = y * np.sum(d[a] / a, axis=axis, keepdims=keepdims)
+    d[y] = np.sum(d[a] * product_of_others(a, axis), axis=axis, keepdims=keepdims)
 
 
 @adjoint(np.max, np.min, np.amax, np.amin)
@@ -70,14 +69,15 @@ def var(y, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
 
 @adjoint(np.std)
 def std(y, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    """At zero variance the gradient is 0 (the subgradient of least norm), as for `np.linalg.norm`."""
     n = np.size(a) / np.size(y) - ddof
-    d[a] = unreduce(d[y] / y, a, axis, keepdims) * (a - np.mean(a, axis, keepdims=True)) / n
+    d[a] = unreduce(divide_or_zero(d[y], y), a, axis, keepdims) * (a - np.mean(a, axis, keepdims=True)) / n
 
 
 @tangent(np.std)
 def std(y, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     n = np.size(a) / np.size(y) - ddof
-    d[y] = np.sum((a - np.mean(a, axis, keepdims=True)) * d[a], axis=axis, keepdims=keepdims) / (n * y)
+    d[y] = divide_or_zero(np.sum((a - np.mean(a, axis, keepdims=True)) * d[a], axis=axis, keepdims=keepdims), n * y)
 
 
 @adjoint(np.cumsum)
@@ -92,27 +92,28 @@ def cumsum(y, a, axis=None, dtype=None, out=None):
 
 @adjoint(np.cumprod)
 def cumprod(y, a, axis=None, dtype=None, out=None):
-    """Assumes no zero in `a` (the gradient divides by it)."""
-    d[a] = np.reshape(np.flip(np.cumsum(np.flip(d[y] * y, axis), axis), axis), np.shape(a)) / a
+    """Exact with zeros in `a` (see `cumprod_grad`)."""
+    d[a] = cumprod_grad(d[y], y, a, axis)
 
 
 @tangent(np.cumprod)
 def cumprod(y, a, axis=None, dtype=None, out=None):
-    """Assumes no zero in `a` (the tangent divides by it)."""
-    d[y] = y * np.cumsum(d[a] / a, axis=axis)
+    """Exact with zeros in `a` (see `cumprod_tangent`)."""
+    d[y] = cumprod_tangent(d[a], y, a, axis)
 
 
 @adjoint(np.linalg.norm)
 def norm(y, x, ord=None, axis=None, keepdims=False):
-    """The 2-norm and the Frobenius norm inline; the other orders in `norm_grad`."""
-    d[x] = (unreduce(d[y] / y, x, axis, keepdims) * x if ord in (None, "fro")
+    """The 2-norm and the Frobenius norm inline; the other orders in `norm_grad`. At zero the
+    gradient is 0, the subgradient of least norm (as for ``abs``): ``norm(x) ** 2`` gets ``2 * x``."""
+    d[x] = (unreduce(divide_or_zero(d[y], y), x, axis, keepdims) * x if ord in (None, "fro")
             else norm_grad(d[y], y, x, ord, axis, keepdims))
 
 
 @tangent(np.linalg.norm)
 def norm(y, x, ord=None, axis=None, keepdims=False):
     """The 2-norm and the Frobenius norm inline; the other orders through `norm_grad`."""
-    d[y] = (np.sum(x * d[x], axis=axis, keepdims=keepdims) / y if ord in (None, "fro")
+    d[y] = (divide_or_zero(np.sum(x * d[x], axis=axis, keepdims=keepdims), y) if ord in (None, "fro")
             else np.sum(norm_grad(np.ones_like(y), y, x, ord, axis, keepdims) * d[x], axis=axis,
                         keepdims=keepdims))
 

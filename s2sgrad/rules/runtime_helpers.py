@@ -13,14 +13,17 @@ the gradient's tangent:
 These helpers have no adjoint rule: reverse mode over generated code is not supported.
 """
 from .. import runtime
-from ..runtime import (add_grads, broadcast_like, complete, densify, einsum_grad, einsum_grad_tangent, grad_or_zeros,
+from ..runtime import (add_grads, broadcast_like, cast_tangent, complete, cumprod_grad, cumprod_grad_tangent_a, cumprod_grad_tangent_y, densify,
+                       divide_or_zero, product_of_others, product_of_others_tangent, sorted_like, uncast, unsort, einsum_grad, einsum_grad_tangent, grad_or_zeros,
                        matmul_grad_a, matmul_grad_b, scatter, seq_scatter, stack_pop, stack_pop_rows, stack_push, sum_to, tensordot_grad_a,
                        tensordot_grad_b, unbroadcast, unconcatenate, undiagonal, unreduce, unrepeat, unstack, untake,
                        untile, written, seq_written, seq_unwritten, seq_unrepeat)
 from .registry import d, nondifferentiable, tangent
 
 # Results that carry no derivative: zeros, checks, empty stacks, what is kept of a value's shape.
-nondifferentiable(*[getattr(runtime, name) for name in ("zeros_like", "check_scalar", "assert_true", "Stack", "like")
+nondifferentiable(*[getattr(runtime, name) for name in ("zeros_like", "check_scalar", "assert_true", "Stack", "like",
+                                                        "clip_choice", "linspace_fraction",
+                                                        "extremum_ties")
                     if hasattr(runtime, name)])
 
 
@@ -102,6 +105,46 @@ def undiagonal(y, g, x, offset=0, axis1=0, axis2=1):
 @tangent(untake)
 def untake(y, g, x, indices, axis=None, mode="raise"):
     d[y] = untake(d[g], x, indices, axis, mode)
+
+
+@tangent(uncast)
+def uncast(y, g, x, dtype):
+    d[y] = uncast(d[g], x, dtype)
+
+
+@tangent(cast_tangent)
+def cast_tangent(y, t, dtype):
+    d[y] = cast_tangent(d[t], dtype)
+
+
+@tangent(unsort)
+def unsort(y, g, a, axis=-1):
+    """The order is piecewise constant in `a`."""
+    d[y] = unsort(d[g], a, axis)
+
+
+@tangent(sorted_like)
+def sorted_like(y, t, a, axis=-1):
+    d[y] = sorted_like(d[t], a, axis)
+
+
+@tangent(divide_or_zero)
+def divide_or_zero(z, g, y):
+    """0 where y is 0, as the value is."""
+    d[z] = divide_or_zero(d[g], y) - divide_or_zero(z * d[y], y)
+
+
+# --- what the gradients of products read, and their own tangents
+
+@tangent(product_of_others)
+def product_of_others(y, a, axis=None):
+    d[y] = product_of_others_tangent(a, d[a], axis)
+
+
+@tangent(cumprod_grad)
+def cumprod_grad(z, g, y, a, axis=None):
+    d[z] = cumprod_grad(d[g], y, a, axis) + cumprod_grad_tangent_y(g, d[y], a, axis) \
+        + cumprod_grad_tangent_a(g, y, a, d[a], axis)
 
 
 # --- bilinear: in the gradient and in the other factor (the first factor gives only a shape)

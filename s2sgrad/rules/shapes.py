@@ -5,7 +5,7 @@ Their gradients rearrange the output's gradient back the other way.
 import numpy as np
 
 from .. import primitives
-from ..runtime import (undiagonal, unbroadcast, unconcatenate, unrepeat, untake, untile)
+from ..runtime import (as_column, broadcast_like, sorted_like, unsort, cast_tangent, linspace_fraction, uncast, undiagonal, unbroadcast, unconcatenate, unrepeat, untake, untile)
 from .registry import adjoint, d, tangent
 
 
@@ -21,12 +21,128 @@ def copy(y, a, order="K", subok=False):
 
 @adjoint(primitives.astype)
 def astype(y, x, dtype):
-    d[x] = d[y]
+    """Zero through an integer or boolean dtype; otherwise the gradient cast back to x's dtype."""
+    d[x] = uncast(d[y], x, dtype)
 
 
 @tangent(primitives.astype)
 def astype(y, x, dtype):
+    d[y] = cast_tangent(d[x], dtype)
+
+
+FLOAT_TYPES = [getattr(np, name) for name in ("float16", "float32", "float64", "longdouble") if hasattr(np, name)]
+
+
+@adjoint(*FLOAT_TYPES)
+def float_cast(y, x):
+    """``np.float32(x)`` and the like: the gradient cast back to x's dtype."""
+    d[x] = uncast(d[y], x, None)
+
+
+@tangent(*FLOAT_TYPES)
+def float_cast(y, x):
     d[y] = d[x]
+
+
+# --- arrays made from numbers: the gradient of a number is the sum of the gradients of where it went
+
+@adjoint(np.full)
+def full(y, shape, fill_value, dtype=None, order="C", *, device=None, like=None):
+    d[fill_value] = uncast(unbroadcast(d[y], fill_value), fill_value, dtype)
+
+
+@tangent(np.full)
+def full(y, shape, fill_value, dtype=None, order="C", *, device=None, like=None):
+    d[y] = cast_tangent(np.full(np.shape(y), d[fill_value]), dtype)
+
+
+@adjoint(np.full_like)
+def full_like(y, a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    """Only `a`'s shape and dtype are read: it gets no gradient."""
+    d[fill_value] = uncast(unbroadcast(d[y], fill_value), fill_value, np.result_type(y))
+
+
+@tangent(np.full_like)
+def full_like(y, a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    d[y] = cast_tangent(np.full(np.shape(y), d[fill_value]), np.result_type(y))
+
+
+@adjoint(np.linspace)
+def linspace(y, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None):
+    """``y = start + t * (stop - start)``, t from 0 to 1 along `axis`."""
+    t = linspace_fraction(y, num, endpoint, axis)
+    d[start] = uncast(unbroadcast(np.sum(d[y] * (1.0 - t), axis=axis), start), start, dtype)
+    d[stop] = uncast(unbroadcast(np.sum(d[y] * t, axis=axis), stop), stop, dtype)
+
+
+@tangent(np.linspace)
+def linspace(y, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None):
+    t = linspace_fraction(y, num, endpoint, axis)
+    first = np.take(y, 0, axis=axis)             # start and stop broadcast to the shape of one step
+    d[y] = cast_tangent(np.expand_dims(broadcast_like(d[start], first), axis) * (1.0 - t)
+                        + np.expand_dims(broadcast_like(d[stop], first), axis) * t, dtype)
+
+
+@adjoint(np.logspace)
+def logspace(y, start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    """``y = base ** (start + t * (stop - start))``."""
+    t = linspace_fraction(y, num, endpoint, axis)
+    g = d[y] * y * np.log(np.expand_dims(base, axis))
+    d[start] = uncast(unbroadcast(np.sum(g * (1.0 - t), axis=axis), start), start, dtype)
+    d[stop] = uncast(unbroadcast(np.sum(g * t, axis=axis), stop), stop, dtype)
+    d[base] = unbroadcast(np.sum(d[y] * y * np.log(y) / np.log(np.expand_dims(base, axis)), axis=axis) / base, base)
+
+
+@tangent(np.logspace)
+def logspace(y, start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    t = linspace_fraction(y, num, endpoint, axis)
+    first = np.take(y, 0, axis=axis)
+    d[y] = cast_tangent(y * np.log(np.expand_dims(base, axis))
+                        * (np.expand_dims(broadcast_like(d[start], first), axis) * (1.0 - t)
+                           + np.expand_dims(broadcast_like(d[stop], first), axis) * t)
+                        + y * np.log(y) / np.log(np.expand_dims(base, axis))
+                        * np.expand_dims(broadcast_like(d[base] / base, first), axis), dtype)
+
+
+@adjoint(np.geomspace)
+def geomspace(y, start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    """``y = start * (stop / start) ** t``."""
+    t = linspace_fraction(y, num, endpoint, axis)
+    d[start] = uncast(unbroadcast(np.sum(d[y] * y * (1.0 - t), axis=axis) / start, start), start,
+                      dtype)
+    d[stop] = uncast(unbroadcast(np.sum(d[y] * y * t, axis=axis) / stop, stop), stop, dtype)
+
+
+@tangent(np.geomspace)
+def geomspace(y, start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    t = linspace_fraction(y, num, endpoint, axis)
+    first = np.take(y, 0, axis=axis)
+    d[y] = cast_tangent(y * (np.expand_dims(broadcast_like(d[start] / start, first), axis) * (1.0 - t)
+                             + np.expand_dims(broadcast_like(d[stop] / stop, first), axis) * t), dtype)
+
+
+@adjoint(np.arange)
+def arange(y, start, stop=None, step=None, dtype=None, *, device=None, like=None):
+    """Element k is ``start + k * step``; `stop` (and a lone first argument, which is the stop) only sets the length."""
+    d[start] = uncast(np.sum(d[y]), start, np.result_type(y)) if stop is not None else 0.0
+    d[step] = uncast(np.sum(d[y] * np.arange(np.size(y))), step, np.result_type(y))
+
+
+@tangent(np.arange)
+def arange(y, start, stop=None, step=None, dtype=None, *, device=None, like=None):
+    d[y] = cast_tangent(broadcast_like(d[start] * (stop is not None), y) + d[step] * np.arange(np.size(y)),
+                        np.result_type(y))
+
+
+@adjoint(as_column)
+def column(y, x):
+    """A piece of ``np.c_[...]``."""
+    d[x] = np.reshape(d[y], np.shape(x))
+
+
+@tangent(as_column)
+def column(y, x):
+    d[y] = as_column(d[x])
 
 
 @adjoint(np.reshape)
@@ -141,14 +257,45 @@ def hstack(y, tup, *, dtype=None, casting="same_kind"):
     d[y] = np.hstack(d[tup])
 
 
-@adjoint(np.vstack)
+@adjoint(np.vstack, *[getattr(np, name) for name in ("row_stack",) if hasattr(np, name)])
 def vstack(y, tup, *, dtype=None, casting="same_kind"):
     d[tup] = unconcatenate(d[y], tup, 0, ndmin=2)
 
 
-@tangent(np.vstack)
+@tangent(np.vstack, *[getattr(np, name) for name in ("row_stack",) if hasattr(np, name)])
 def vstack(y, tup, *, dtype=None, casting="same_kind"):
     d[y] = np.vstack(d[tup])
+
+
+@adjoint(np.dstack)
+def dstack(y, tup):
+    d[tup] = unconcatenate(d[y], tup, 2, ndmin=3)
+
+
+@tangent(np.dstack)
+def dstack(y, tup):
+    d[y] = np.dstack(d[tup])
+
+
+@adjoint(np.column_stack)
+def column_stack(y, tup):
+    d[tup] = unconcatenate(d[y], tup, 1, ndmin="columns")
+
+
+@tangent(np.column_stack)
+def column_stack(y, tup):
+    d[y] = np.column_stack(d[tup])
+
+
+@adjoint(np.sort)
+def sort(y, a, axis=-1, kind=None, order=None, *, stable=None):
+    """Each sorted value's gradient goes back to the element it came from."""
+    d[a] = unsort(d[y], a, axis)
+
+
+@tangent(np.sort)
+def sort(y, a, axis=-1, kind=None, order=None, *, stable=None):
+    d[y] = sorted_like(d[a], a, axis)
 
 
 @adjoint(np.tile)

@@ -8,7 +8,7 @@ import operator
 
 import numpy as np
 
-from ..runtime import unbroadcast
+from ..runtime import clip_choice, divide_or_zero, unbroadcast
 from .registry import adjoint, d, tangent
 
 
@@ -161,13 +161,14 @@ def power(y, x1, x2):
 
 @adjoint(np.hypot)
 def hypot(y, x1, x2):
-    d[x1] = unbroadcast(d[y] * x1 / y, x1)
-    d[x2] = unbroadcast(d[y] * x2 / y, x2)
+    """At (0, 0) the gradient is 0, as for `np.linalg.norm`."""
+    d[x1] = unbroadcast(divide_or_zero(d[y] * x1, y), x1)
+    d[x2] = unbroadcast(divide_or_zero(d[y] * x2, y), x2)
 
 
 @tangent(np.hypot)
 def hypot(y, x1, x2):
-    d[y] = (d[x1] * x1 + d[x2] * x2) / y
+    d[y] = divide_or_zero(d[x1] * x1 + d[x2] * x2, y)
 
 
 # --- trigonometric and hyperbolic --------------------------------------------
@@ -467,14 +468,17 @@ def where(z, condition, x=None, y=None):
 
 @adjoint(np.clip)
 def clip(y, a, a_min=None, a_max=None, out=None, *, min=None, max=None):
-    d[a] = unbroadcast(d[y] * (y == a), a)
-    d[a_min] = unbroadcast(d[y] * (a < a_min), a_min)
-    d[a_max] = unbroadcast(d[y] * (a > a_max), a_max)
-    d[min] = unbroadcast(d[y] * (a < min), min)
-    d[max] = unbroadcast(d[y] * (a > max), max)
+    """The gradient goes to what NumPy returned (the upper bound where the bounds are reversed)."""
+    pick = clip_choice(a, a_min if min is None else min, a_max if max is None else max)
+    d[a] = unbroadcast(d[y] * (pick == 0), a)
+    d[a_min] = unbroadcast(d[y] * (pick == 1), a_min)
+    d[a_max] = unbroadcast(d[y] * (pick == 2), a_max)
+    d[min] = unbroadcast(d[y] * (pick == 1), min)
+    d[max] = unbroadcast(d[y] * (pick == 2), max)
 
 
 @tangent(np.clip)
 def clip(y, a, a_min=None, a_max=None, out=None, *, min=None, max=None):
-    d[y] = (d[a] * (y == a) + d[a_min] * (a < a_min) + d[a_max] * (a > a_max)
-            + d[min] * (a < min) + d[max] * (a > max))
+    pick = clip_choice(a, a_min if min is None else min, a_max if max is None else max)
+    d[y] = (d[a] * (pick == 0) + d[a_min] * (pick == 1) + d[a_max] * (pick == 2)
+            + d[min] * (pick == 1) + d[max] * (pick == 2))

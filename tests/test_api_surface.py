@@ -1,0 +1,288 @@
+"""The NumPy API surface s2sgrad claims, through the whole pipeline.
+
+For every primitive with a derivative rule, user functions calling it (written as a user writes them:
+``np.vstack([a, b])``, ``x.astype(int)``, ``np.add.at(y, i, v)``, ``y[i] = v``) are generated from the
+rule cases of test_rules.py: one per primitive, and every case that probes a known trap (1-D/2-D mixes
+for stacking, zeros for products, reversed bounds for clip, integer casts, repeated indices).
+`grad` and `jvp` of each are checked against central finite differences along random directions.
+The registry is enumerated, so a rule added without a case here fails `test_every_rule_is_swept`.
+Functions with no rule, called on an active value, are refused at the user's line.
+"""
+from __future__ import annotations
+
+import builtins
+import copy
+import importlib.util
+import itertools
+import math
+import operator
+import tempfile
+import textwrap
+import types
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import s2sgrad as sg
+from s2sgrad import primitives, runtime
+from s2sgrad.rules.registry import _RULES
+
+from test_rules import CASES
+
+STEP = 1e-4
+RTOL = 1e-6
+ATOL = 1e-8
+
+# Names in case names that mark a trap worth a pipeline run of its own.
+TRAPS = ("zeros", "reversed", "mixed", "int", "bool", "1d", "three", "scalars", "0d", "repeats", "pairs", "one",
+         "negative", "float32", "lower", "upper", "keywords", "arrays", "list", "row", "stop", "start", "none")
+
+# How the user writes a call of a primitive that is not a plain function of NumPy, math or the builtins.
+STATEMENTS = {
+    primitives.astype: "out = {0}.astype({1})",
+    primitives.setitem: "{0}[{1}] = {2}\n    out = {0}",
+    primitives.seq_getitem: "out = {0}[{1}]",
+    primitives.list_append: "xs = [v for v in {0}]\n    xs.append({1})\n    out = xs",
+    primitives.seq_setitem: "xs = [v for v in {0}]\n    xs[{1}] = {2}\n    out = xs",
+    primitives.seq_concat: "out = [v for v in {0}] + [v for v in {1}]",
+    primitives.seq_repeat: "out = [v for v in {0}] * {1}",
+    runtime.add_at: "np.add.at({0}, {1}, {2})\n    out = {0}",
+    runtime.subtract_at: "np.subtract.at({0}, {1}, {2})\n    out = {0}",
+    runtime.maximum_at: "np.maximum.at({0}, {1}, {2})\n    out = {0}",
+    runtime.minimum_at: "np.minimum.at({0}, {1}, {2})\n    out = {0}",
+    runtime.as_column: "out = np.c_[{0}]",
+}
+# Rules swept by other means, with the reason.
+NOT_SWEPT = {
+    id(np.float16): "rounds too coarsely for finite differences (test_rules.test_float16_cast)",
+}
+
+
+def _name(fn) -> str:
+    name = primitives.python_name(fn)
+    assert name is not None, fn
+    return name
+
+
+def _literal(value) -> str | None:
+    """Python source for a constant argument, or None if it must be passed as a global."""
+    if value is None or isinstance(value, (bool, int, str)) and not isinstance(value, np.generic):
+        return repr(value)
+    if isinstance(value, float) and math.isfinite(value):
+        return repr(value)
+    if isinstance(value, float):
+        return f"float({str(value)!r})"
+    if isinstance(value, tuple) and all(_literal(v) is not None for v in value):
+        return "(" + "".join(_literal(v) + ", " for v in value) + ")"
+    if isinstance(value, slice):
+        return f"slice({_literal(value.start)}, {_literal(value.stop)}, {_literal(value.step)})"
+    if isinstance(value, type):
+        return value.__name__ if getattr(builtins, value.__name__, None) is value else _name(value)
+    return None
+
+
+class Sweep:
+    """One generated user function ``f(p0, p1, ...)`` (the case's `wrt` arguments as parameters) returning
+    a weighted sum of the primitive's result; `params` are the arguments it is called with."""
+
+    def __init__(self, case, seed=0):
+        rng = np.random.default_rng(seed)
+        args, kwargs = case.values(rng)
+        self.case = case
+        self.globals = {}
+        self.params, names, call_args, call_kwargs = [], [], [], {}
+        for key, value in [*enumerate(args), *kwargs.items()]:
+            if key in case.wrt:
+                source = f"p{len(self.params)}"
+                self.params.append(value)
+                names.append(source)
+            else:
+                source = _literal(value)
+                if source is None:
+                    source = f"C{len(self.globals)}"
+                    self.globals[source] = value
+            if isinstance(key, int):
+                call_args.append(source)
+            else:
+                call_kwargs[key] = source
+        result = case.primitive(*copy.deepcopy(args), **copy.deepcopy(kwargs))
+        self.globals.update(self.weights(result, rng))
+        if case.primitive in STATEMENTS:
+            assert not call_kwargs, case.name
+            body = STATEMENTS[case.primitive].format(*call_args)
+        else:
+            call = ", ".join([*call_args, *(f"{k}={v}" for k, v in call_kwargs.items())])
+            body = f"out = {_name(case.primitive)}({call})"
+        self.source = f"def f({', '.join(names)}):\n    {body}\n    return {self.reduction(result)}\n"
+
+    def weights(self, result, rng) -> dict:
+        leaves = result if isinstance(result, (tuple, list)) else [result]
+        return {f"W{k}": rng.standard_normal(np.shape(leaf)) for k, leaf in enumerate(leaves)}
+
+    def reduction(self, result) -> str:
+        if isinstance(result, (tuple, list)):
+            return " + ".join(f"np.sum(W{k} * out[{k}])" for k in range(len(result)))
+        return "np.sum(W0 * out)"
+
+    def function(self, directory: Path):
+        path = directory / f"sweep_{abs(hash(self.case.name))}_{len(list(directory.iterdir()))}.py"
+        path.write_text("import math\nimport operator\n\nimport numpy as np\n\n\n" + self.source)
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        module = importlib.util.module_from_spec(spec)
+        module.__dict__.update(self.globals)
+        spec.loader.exec_module(module)
+        return module.f
+
+
+def _directions(rng, value):
+    if isinstance(value, (list, tuple)):
+        return type(value)(_directions(rng, v) for v in value)
+    if isinstance(value, np.ndarray):
+        return rng.standard_normal(value.shape)
+    return float(rng.standard_normal())
+
+
+def _axpy(x, t, v):
+    if isinstance(x, (list, tuple)):
+        return type(x)(_axpy(a, t, b) for a, b in zip(x, v))
+    return x + t * v
+
+
+def _inner(g, v) -> float:
+    if isinstance(v, (list, tuple)):
+        return sum(_inner(a, b) for a, b in zip(g, v))
+    return float(np.sum(np.asarray(g, dtype=float) * v))
+
+
+def _assert_shaped_like(g, x, where):
+    if isinstance(x, (list, tuple)):
+        assert len(g) == len(x), where
+        for a, b in zip(g, x):
+            _assert_shaped_like(a, b, where)
+    else:
+        assert np.shape(g) == np.shape(x), f"{where}: gradient of shape {np.shape(g)} for {np.shape(x)}"
+
+
+def directional_fd(f, params, directions) -> float:
+    def at(t):
+        return float(f(*[_axpy(p, t, v) for p, v in zip(copy.deepcopy(params), directions)]))
+    h = STEP
+    return (-at(2 * h) + 8 * at(h) - 8 * at(-h) + at(-2 * h)) / (12 * h)
+
+
+def _selected():
+    """The sweep's cases: the first of each primitive, and every trap."""
+    seen, out = set(), []
+    for case in CASES:
+        if id(case.primitive) in NOT_SWEPT:
+            continue
+        trap = any(part.startswith(tag) for part in case.name.split("-")[1:] for tag in TRAPS)
+        if id(case.primitive) not in seen or trap:
+            seen.add(id(case.primitive))
+            out.append(case)
+    return out
+
+
+SWEPT = _selected()
+
+
+@pytest.fixture(scope="module")
+def directory():
+    with tempfile.TemporaryDirectory(prefix="s2sgrad_sweep_") as name:
+        yield Path(name)
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.name) for c in SWEPT])
+def test_grad_and_jvp_match_finite_differences(case, directory):
+    sweep = Sweep(case)
+    f = sweep.function(directory)
+    wrt = tuple(range(len(sweep.params)))
+    rng = np.random.default_rng(1)
+    directions = [_directions(rng, p) for p in sweep.params]
+    numeric = directional_fd(f, sweep.params, directions)
+    scale = RTOL * max(1.0, abs(numeric)) + ATOL
+
+    before = copy.deepcopy(sweep.params)
+    grads = sg.grad(f, wrt=wrt)(*sweep.params)
+    for g, p, b in zip(grads, sweep.params, before):
+        _assert_shaped_like(g, p, case.name)
+        assert _inner(p, np.ones_like(np.asarray(p, dtype=float)) if not isinstance(p, (list, tuple)) else
+                      [np.ones_like(np.asarray(q, dtype=float)) for q in p]) == \
+            _inner(b, np.ones_like(np.asarray(b, dtype=float)) if not isinstance(b, (list, tuple)) else
+                   [np.ones_like(np.asarray(q, dtype=float)) for q in b]), "an argument was changed"
+    analytic = sum(_inner(g, v) for g, v in zip(grads, directions))
+    assert abs(analytic - numeric) <= scale, f"grad: <g, v> = {analytic!r}, finite differences {numeric!r}\n" \
+                                             + sweep.source
+
+    _, tangent = sg.jvp(f, wrt=wrt)(*sweep.params, tuple(directions))
+    assert abs(float(tangent) - numeric) <= scale, f"jvp: {float(tangent)!r}, finite differences {numeric!r}\n" \
+                                                   + sweep.source
+
+
+def test_every_rule_is_swept():
+    swept = {id(c.primitive) for c in SWEPT} | set(NOT_SWEPT)
+    missing = [r.primitive for r in _RULES.values() if id(r.primitive) not in swept]
+    assert not missing, f"rules without a sweep case (add one to test_rules.CASES): {missing}"
+
+
+def test_the_sweep_covers_the_traps():
+    """A guard on the selection itself: the cases the sweep exists for are in it."""
+    names = {c.name for c in SWEPT}
+    for name in ["vstack-1d", "vstack-three-1d", "vstack-mixed", "dstack-mixed", "column_stack-mixed",
+                 "prod-zeros1-(6,)-None-False", "prod-zeros2-(2, 3)-1-True", "cumprod-zeros3-(2, 3)-0",
+                 "clip-reversed", "astype-int", "astype-bool", "asarray-int", "array-int32", "add_at-repeats",
+                 "maximum_at-repeats", "full", "linspace", "arange"]:
+        assert name in names, name
+    assert len({id(c.primitive) for c in SWEPT}) >= 175
+
+
+# --- what has no rule is refused where it is active, never a zero gradient ----------------------------------
+
+NO_RULE = [
+    ("np.fft.fft(x)", "np.fft.fft"), ("np.quantile(x, 0.5)", "np.quantile"), ("np.unique(x)", "np.unique"),
+    ("np.histogram(x, bins=3, weights=x)[0]", "np.histogram"), ("np.interp(x, [0.0, 1.0], [1.0, 2.0])", "np.interp"),
+    ("np.convolve(x, x)", "np.convolve"), ("np.polyval(x, 0.5)", "np.polyval"), ("np.median(x)", "np.median"),
+    ("np.percentile(x, 50.0)", "np.percentile"), ("np.diff(x)", "np.diff"), ("np.cross(x, x)", "np.cross"),
+    ("np.kron(x, x)", "np.kron"), ("np.nanmean(x)", "np.nanmean"), ("np.cov(x)", "np.cov"),
+    ("np.copysign(x, 1.0)", "np.copysign"), ("np.random.normal(x, 1.0)", "np.random.normal"),
+    ("np.partition(x, 1)", "np.partition"), ("np.trapezoid(x)" if hasattr(np, "trapezoid") else "np.trapz(x)",
+                                             "np.trapezoid" if hasattr(np, "trapezoid") else "np.trapz"),
+]
+
+
+def _module(directory: Path, source: str, name: str):
+    path = directory / f"{name}.py"
+    path.write_text("import numpy as np\n\n\n" + textwrap.dedent(source))
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module, path
+
+
+@pytest.mark.parametrize("expression, label", NO_RULE, ids=[label for _, label in NO_RULE])
+@pytest.mark.parametrize("mode", ["grad", "jvp"])
+def test_no_rule_is_refused_at_the_users_line(expression, label, mode, directory):
+    module, path = _module(directory, f"""
+        def f(x):
+            y = x * 2.0
+            z = {expression}
+            return np.sum(z)
+    """, f"norule_{mode}_{abs(hash(expression))}")
+    x = np.array([0.3, 0.9, 0.5])
+    with pytest.raises(sg.NoDerivativeRule) as caught:
+        if mode == "grad":
+            sg.grad(module.f)(x)
+        else:
+            sg.jvp(module.f)(x, np.ones(3))
+    assert caught.value.location.filename == str(path) and caught.value.location.line == 7, str(caught.value)
+    assert label in caught.value.message
+
+
+def test_no_rule_on_an_inactive_value_runs(directory):
+    module, _ = _module(directory, """
+        def f(x, c):
+            return np.sum(x * np.unique(c)) + np.median(c)
+    """, "norule_inactive")
+    g = sg.grad(module.f)(np.array([1.0, 2.0]), np.array([3.0, 1.0]))
+    assert g.tolist() == [1.0, 3.0]
