@@ -155,18 +155,31 @@ CASTS = {primitives.astype: 1, np.array: 1, np.asarray: 1}     # -> the position
 
 
 def casts_to_integers(op: Op) -> bool:
-    """Is `op` a cast (``x.astype(int)``, ``np.asarray(x, dtype=bool)``) to an integer or boolean dtype
-    named by a constant? No gradient flows through it (a dtype known only at run time: see `uncast`)."""
-    position = CASTS.get(op.fn) if callable(op.fn) else None
-    if position is None:
-        return False
-    dtype = op.kwargs.get("dtype", op.args[position] if len(op.args) > position else None)
+    """Does `op` compute in an integer or boolean dtype named by a constant: a cast (``x.astype(int)``,
+    ``np.asarray(x, dtype=bool)``), or a function with a rule given ``dtype=`` (``np.sum(x, dtype=int)``
+    sums truncated values)? No gradient flows through it (a dtype known only at run time: see `uncast`)."""
+    dtype = _dtype_argument(op)
     if not isinstance(dtype, (Const, Global)) or dtype.value is None:
         return False
     try:
         return np.dtype(dtype.value).kind in "biu"
     except TypeError:
         return False
+
+
+def _dtype_argument(op: Op):
+    """The atom `op` passes as its dtype, if it takes one (by keyword, or by its place in the signature)."""
+    if "dtype" in op.kwargs:
+        return op.kwargs["dtype"]
+    try:
+        position = CASTS.get(op.fn)
+    except TypeError:                            # an unhashable callable
+        return None
+    if position is None:
+        rule = rule_for(op.fn) if callable(op.fn) else None
+        params = list(rule.signature.parameters) if rule is not None else []
+        position = params.index("dtype") if "dtype" in params else None
+    return op.args[position] if position is not None and len(op.args) > position else None
 
 
 # ---------------------------------------------------------------- kinds
