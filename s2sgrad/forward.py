@@ -39,6 +39,7 @@ from .forward_tidy import drop_dead_tangents, unpack_tuples
 from .inplace import MUTATIONS, in_place_writes
 from .ir import Assign, Const, Function, If, Op, Var, While, atom_expr, value_expr
 from .lower import LiftedFunction, Lowerer
+from .names import identifier
 from .module import GradientModule
 from .relower import is_generated, parse_generated
 from .reverse import is_user_function
@@ -79,11 +80,6 @@ def _is_fresh(expr: ast.expr) -> bool:
         name = ast.unparse(expr.func)
         return name in FRESH_CALLS or name.startswith("np.") and isinstance(getattr(np, name[3:], None), np.ufunc)
     return False
-
-
-def identifier(text: str) -> str:
-    """`text` as a Python name: ``jvp_<lambda>_x`` -> ``jvp_lambda_x``."""
-    return re.sub(r"\W+", "", text)
 
 
 def tangent_hint(name: str) -> str:
@@ -425,7 +421,7 @@ class ForwardModule(GradientModule):
         if not analysis.is_active(lowered.result):
             self.tangent_callees[key] = None
             return None
-        fn_name = self.tangent_callees[key] = self.names.fresh(f"{fn.__name__}_jvp")
+        fn_name = self.tangent_callees[key] = self.names.fresh(f"{identifier(fn.__name__)}_jvp")
         self.tangent_in_progress.append(key)
         self.structures.append(dict(zip(lowered.params, structures)))
         try:
@@ -438,4 +434,4 @@ class ForwardModule(GradientModule):
         return fn_name
 
 
-__all__ = ["Forward", "ForwardModule", "TangentCode", "identifier", "tangent_hint"]
+__all__ = ["Forward", "ForwardModule", "TangentCode", "tangent_hint"]

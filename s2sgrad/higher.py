@@ -32,7 +32,8 @@ from .analyze import INT, SCALAR, TENSOR
 from .api import _call_values, _extra_name, _flatten, _check_differentiable, _parameters, generated, refuse_complex, \
     wrt_names
 from .errors import NoDerivativeRule, NonScalarOutput, S2SGradError, WrtError, derivative_call_refusal
-from .forward import ForwardModule, identifier, tangent_hint
+from .forward import ForwardModule, tangent_hint
+from .names import identifier
 from .module import kind_of
 from .relower import is_generated
 from .rules.registry import Rule

@@ -186,6 +186,17 @@ class _FoldConstants(ast.NodeTransformer):
 
     visit_Compare = visit_BoolOp = visit_UnaryOp = _fold
 
+    def visit_Call(self, node):
+        """``np.where(test, a, b)`` with a constant test is the branch it picks (``x ** np.where(2 == 0, 1, 2 - 1)``
+        is ``x ** 1``, then ``x``)."""
+        self.generic_visit(node)
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr == "where" and isinstance(func.value, ast.Name) \
+                and func.value.id == "np" and len(node.args) == 3 and not node.keywords \
+                and isinstance(node.args[0], ast.Constant) and type(node.args[0].value) is bool:
+            return node.args[1] if node.args[0].value else node.args[2]
+        return node
+
     def visit_BinOp(self, node):
         node = self._fold(node)
         if not isinstance(node, ast.BinOp):

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import builtins
+import re
 import keyword
 
 from . import runtime
@@ -100,8 +101,9 @@ def identifier(text: str) -> str:
     """`text` made fit to be part of a generated name: ``<lambda>`` -> ``lambda``, ``T.step`` -> ``T_step``.
     (Generated names always add to it: ``dlambda_dx``, ``step_forward``.)
 
-        >>> identifier("<lambda>"), identifier("T.step")
-        ('lambda', 'T_step')
+        >>> identifier("<lambda>"), identifier("T.step"), identifier("jvp_<lambda>_x")
+        ('lambda', 'T_step', 'jvp_lambda_x')
     """
+    text = re.sub(r"<(\w+)>", r"\1", text)              # <lambda>, <listcomp>: the word inside
     cleaned = "".join(c if c.isalnum() or c == "_" else "_" for c in text).strip("_") or "f"
     return "f_" + cleaned if cleaned[0].isdigit() else cleaned

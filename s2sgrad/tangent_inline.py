@@ -245,6 +245,9 @@ class _Simplify(ast.NodeTransformer):
     def visit_Call(self, node):
         self.generic_visit(node)
         name = _dotted(node.func)
+        if name == "np.where" and len(node.args) == 3 and not node.keywords \
+                and type(_constant_value(node.args[0])) is bool:
+            return node.args[1] if _constant_value(node.args[0]) else node.args[2]   # the branch a constant picks
         if name in SUMS:
             kept = [a for a in node.args if not _is_zero(a)]
             if not kept:

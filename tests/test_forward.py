@@ -569,3 +569,17 @@ def test_random_program_jvp_matches_gradient(seed, directory):
     assert value == pytest.approx(f(*copy.deepcopy(args)), rel=1e-12, abs=1e-12)
     expected = sum(float(np.sum(np.asarray(runtime.densify(g)) * v)) for g, v in zip(grads, directions))
     assert float(tangent) == pytest.approx(expected, rel=1e-8, abs=1e-8), program.source()
+
+
+sine_of = lambda x: np.sin(x)                       # a lambda bound to a name, called as a helper
+
+
+def calls_a_named_lambda(x):
+    return sine_of(x) * 2.0
+
+
+def test_a_lambda_called_as_a_helper_gets_a_valid_generated_name():
+    value, tangent = sg.jvp(calls_a_named_lambda)(0.3, 1.0)
+    assert np.isclose(tangent, 2.0 * np.cos(0.3), rtol=1e-12)
+    assert np.isclose(sg.hvp(calls_a_named_lambda)(0.3, 1.0), -2.0 * np.sin(0.3), rtol=1e-12)
+    assert "def lambda_jvp(" in sg.source(calls_a_named_lambda, mode="forward")

@@ -86,13 +86,13 @@ def sqrt(y, x):
 
 @adjoint(math.pow)
 def pow(z, x, y):
-    d[x] = d[z] * y * x ** (y - 1.0)
+    d[x] = d[z] * y * x ** (y - 1.0) if y != 0 else 0.0
     d[y] = d[z] * z * math.log(x) if x > 0 else 0.0
 
 
 @tangent(math.pow)
 def pow(z, x, y):
-    d[z] = d[x] * y * x ** (y - 1.0) + d[y] * z * (math.log(x) if x > 0 else 0.0)
+    d[z] = d[x] * (y * x ** (y - 1.0) if y != 0 else 0.0) + d[y] * z * (math.log(x) if x > 0 else 0.0)
 
 
 @adjoint(math.hypot)

@@ -20,13 +20,13 @@ from .registry import adjoint, d, nondifferentiable, tangent
 
 @adjoint(operator.pow)
 def pow(y, a, b):
-    d[a] = unbroadcast(d[y] * b * a ** (b - 1), a)
+    d[a] = unbroadcast(d[y] * b * a ** np.where(b == 0, 1, b - 1), a)        # (b = 0: zero, also at a = 0)
     d[b] = unbroadcast(d[y] * y * np.log(np.where(a == 0, 1, a)), b)
 
 
 @tangent(operator.pow)
 def pow(y, a, b):
-    d[y] = d[a] * b * a ** (b - 1) + d[b] * y * np.log(np.where(a == 0, 1, a))
+    d[y] = d[a] * b * a ** np.where(b == 0, 1, b - 1) + d[b] * y * np.log(np.where(a == 0, 1, a))
 
 
 @adjoint(operator.matmul)

@@ -150,13 +150,13 @@ def reciprocal(y, x):
 
 @adjoint(np.power, np.float_power)
 def power(y, x1, x2):
-    d[x1] = unbroadcast(d[y] * x2 * x1 ** (x2 - 1.0), x1)
+    d[x1] = unbroadcast(d[y] * x2 * x1 ** np.where(x2 == 0, 1.0, x2 - 1.0), x1)   # (x2 = 0: zero, also at x1 = 0)
     d[x2] = unbroadcast(d[y] * y * np.log(np.where(x1 == 0, 1.0, x1)), x2)
 
 
 @tangent(np.power, np.float_power)
 def power(y, x1, x2):
-    d[y] = d[x1] * x2 * x1 ** (x2 - 1.0) + d[x2] * y * np.log(np.where(x1 == 0, 1.0, x1))
+    d[y] = d[x1] * x2 * x1 ** np.where(x2 == 0, 1.0, x2 - 1.0) + d[x2] * y * np.log(np.where(x1 == 0, 1.0, x1))
 
 
 @adjoint(np.hypot)
