@@ -1232,9 +1232,10 @@ class _EinsumGradTangents:
 
     def __getitem__(self, i):
         i = range(len(self.operands))[i]
-        total = 0.0 if self.dg is None else _einsum_grad_one(self.dg, self.inputs, self.output, self.operands, i)
+        total = None if self.dg is None else _einsum_grad_one(self.dg, self.inputs, self.output, self.operands, i)
         for j, tangent in enumerate(self.tangents or ()):
             if tangent is not None and j != i:
                 operands = [*self.operands[:j], tangent, *self.operands[j + 1:]]
-                total = total + _einsum_grad_one(self.g, self.inputs, self.output, operands, i)
-        return total
+                term = _einsum_grad_one(self.g, self.inputs, self.output, operands, i)
+                total = term if total is None else total + term
+        return zeros_like(self.operands[i]) if total is None else total      # (linear in operand i: zero)

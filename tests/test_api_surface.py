@@ -286,3 +286,64 @@ def test_no_rule_on_an_inactive_value_runs(directory):
     """, "norule_inactive")
     g = sg.grad(module.f)(np.array([1.0, 2.0]), np.array([3.0, 1.0]))
     assert g.tolist() == [1.0, 3.0]
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.name) for c in SWEPT])
+def test_hvp_matches_differences_of_the_gradient(case, directory):
+    """Forward over reverse through each primitive: shaped like the arguments, and equal to central
+    differences of the gradient along the same direction (or a refusal: the second derivative of np.cumprod
+    at a zero entry is refused when it is met)."""
+    sweep = Sweep(case)
+    f = sweep.function(directory)
+    wrt = tuple(range(len(sweep.params)))
+    directions = [_directions(np.random.default_rng(2), p) for p in sweep.params]
+    try:
+        products = sg.hvp(f, wrt=wrt)(*copy.deepcopy(sweep.params), tuple(directions))
+    except sg.S2SGradError:
+        return
+    for product, p in zip(products, sweep.params):
+        _assert_shaped_like(product, p, case.name)
+    gradient = sg.grad(f, wrt=wrt)
+    h = STEP
+
+    def along(t):
+        return gradient(*[_axpy(p, t, v) for p, v in zip(copy.deepcopy(sweep.params), directions)])
+    plus, minus = along(h), along(-h)
+    for k, product in enumerate(products):
+        numeric = _axpy(plus[k], -1.0, minus[k])
+        for got, want in zip(_flat(product), _flat(numeric)):
+            want = np.asarray(want) / (2 * h)
+            assert np.allclose(got, want, rtol=1e-4, atol=1e-4 * (1 + np.max(np.abs(want), initial=0))), \
+                f"hvp of {case.name}, argument {k}: {got!r}, differences {want!r}\n" + sweep.source
+
+
+def _flat(value):
+    if isinstance(value, (list, tuple)):
+        return [leaf for v in value for leaf in _flat(v)]
+    return [np.asarray(runtime.densify(value), dtype=float)]
+
+
+W34 = np.arange(12.0).reshape(3, 4)
+
+
+def linear_einsum(x):
+    return np.sum(np.einsum("ij->ji", x) * W34.T)
+
+
+def linear_einsum_product(x):
+    return np.einsum("ij,ij->", x, W34)
+
+
+def linear_tensordot(x):
+    return np.sum(np.tensordot(x, W34.T, axes=1))
+
+
+def linear_transpose(x):
+    return np.sum(np.transpose(x) * W34.T)
+
+
+@pytest.mark.parametrize("f", [linear_einsum, linear_einsum_product, linear_tensordot, linear_transpose])
+def test_hvp_of_a_linear_function_is_zeros_of_the_argument_shape(f):
+    x = np.ones((3, 4))
+    product = sg.hvp(f)(x, x)
+    assert isinstance(product, np.ndarray) and product.shape == (3, 4) and not product.any()
