@@ -271,6 +271,11 @@ def _make(f, wrt: Wrt, mode: str, verbose: bool, options: dict):
         except NonScalarOutput as error:
             raise NonScalarOutput(error.message, _return_location(f), error.hint) from None
         refuse_complex(f, names, out if mode == "grad" else out[1])
+        wrt_args = [args[k] for k in call.positions]
+        if mode == "grad":
+            out = in_argument_dtypes(out, wrt_args, len(names) > 1)
+        else:
+            out = (out[0], in_argument_dtypes(out[1], wrt_args, len(names) > 1))
         if call.many:
             if mode == "grad":
                 return out if len(names) > 1 else (out,)
@@ -307,6 +312,28 @@ def _derivative(f, kind: str, wrt, options: dict):
         raise S2SGradError(f"the option(s) {', '.join(sorted(given))} cannot be given to {kind} of a derivative",
                            hint="give them to the call that made the inner derivative")
     return transform(kind, f, wrt)
+
+
+def in_argument_dtypes(grads, wrt_args: list, many: bool):
+    """Each gradient in its argument's floating dtype (a float32 argument gets a float32 gradient, computed
+    in float64 where NumPy promoted it), leaf by leaf through lists, tuples and dicts.
+
+        >>> in_argument_dtypes(np.ones(2), [np.zeros(2, dtype=np.float32)], False).dtype
+        dtype('float32')
+    """
+    def cast(g, x):
+        if isinstance(x, (list, tuple)) and isinstance(g, (list, tuple)):
+            return rebuilt(g, [cast(a, b) for a, b in zip(g, x)])
+        if isinstance(x, dict) and isinstance(g, dict):
+            return {k: cast(g[k], x[k]) if k in x else g[k] for k in g}
+        dtype = getattr(x, "dtype", None)
+        if dtype is not None and dtype.kind == "f" and dtype != np.float64 and isinstance(g, (np.ndarray, np.generic)) \
+                and g.dtype != dtype and g.dtype.kind == "f":
+            return g.astype(dtype) if isinstance(g, np.ndarray) else dtype.type(g)
+        return g
+    if many:
+        return type(grads)(cast(g, x) for g, x in zip(grads, wrt_args))
+    return cast(grads, wrt_args[0])
 
 
 def refuse_complex(f, names: list[str], derivatives) -> None:

@@ -41,3 +41,23 @@ def sum_float32(x):
 
 def test_a_float_dtype_passes_the_gradient():
     np.testing.assert_allclose(sg.grad(sum_float32)(X), 2.0 * X, rtol=1e-6)
+
+
+def squares(x):
+    return np.sum(x ** 2)
+
+
+def squares_of_parts(p):
+    return np.sum(p["a"] ** 2) + np.sum(p["b"][0] * p["b"][1])
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_a_gradient_has_its_arguments_floating_dtype(dtype):
+    x = np.arange(3, dtype=dtype)
+    assert sg.grad(squares)(x).dtype == dtype
+    assert sg.value_and_grad(squares)(x)[1].dtype == dtype
+    assert sg.vjp(squares)(x, 1.0)[1].dtype == dtype
+    assert np.array_equal(sg.grad(squares)(x), 2 * x)
+    p = {"a": x, "b": [x, np.ones(3)]}
+    g = sg.grad(squares_of_parts)(p)
+    assert (g["a"].dtype, g["b"][0].dtype, g["b"][1].dtype) == (dtype, dtype, np.float64)
