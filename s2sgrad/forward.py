@@ -34,7 +34,7 @@ import numpy as np
 
 from . import primitives
 from .analyze import DICT, INT, SCALAR, Analysis, Fields, analyze
-from .errors import NoDerivativeRule, UnsupportedSyntax, derivative_call_refusal
+from .errors import NoDerivativeRule, S2SGradError, UnsupportedSyntax, derivative_call_refusal
 from .forward_tidy import drop_dead_tangents, unpack_tuples
 from .inplace import MUTATIONS, in_place_writes
 from .ir import Assign, Const, Function, If, Op, Var, While, atom_expr, value_expr
@@ -219,8 +219,13 @@ class Forward:
             raise NoDerivativeRule(f"no forward-mode (tangent) rule for {name}", stmt.loc,
                                    f"register one with @s2sgrad.rules.tangent({name}), or wrap the argument in "
                                    "s2sgrad.stop_gradient(...) if no derivative should flow through it")
-        expansion = expand_tangent(rule, op, stmt.target, self.tangent_of, self.names,
-                                   lambda atom: self.analysis.shapes.same(atom, stmt.target))
+        try:
+            expansion = expand_tangent(rule, op, stmt.target, self.tangent_of, self.names,
+                                       lambda atom: self.analysis.shapes.same(atom, stmt.target))
+        except S2SGradError as error:          # a call that does not match its rule: point at the user's line
+            if error.location is not None:
+                raise
+            raise type(error)(error.message, stmt.loc, error.hint) from None
         code = [_origin(s, stmt.loc) for s in expansion.statements]
         self.rule_temporaries.update(s.targets[0].id for s in expansion.statements)
         return code + self.set_tangent(stmt.target, expansion.value, stmt.loc)

@@ -182,3 +182,13 @@ def test_complex_values_are_refused_also_where_only_the_result_shows_them():
 def test_complex_argument_in_wrt():
     with pytest.raises(sg.WrtError, match=r"argument 'x' of complex_in_between is complex"):
         sg.grad(error_cases.complex_in_between)(np.ones(3) + 1j)
+
+
+@pytest.mark.parametrize("transform", ["grad", "jvp", "hvp"])
+def test_a_keyword_the_rule_does_not_know_is_refused_at_the_call(transform):
+    x = np.ones(3)
+    args = (x,) if transform == "grad" else (x, x)
+    with pytest.raises(sg.S2SGradError, match=r"does not match the derivative rule of sum: got an unexpected "
+                                              r"keyword argument 'where'") as info:
+        getattr(sg, transform)(error_cases.sum_where)(*args)
+    assert_points_at(info.value, error_cases.sum_where, "np.sum(", "np.sum(")
