@@ -350,7 +350,6 @@ class ForwardModule(GradientModule):
         super().__init__()
         self.hint = hint
         self.tangent_callees: dict = {}
-        self.tangent_in_progress: list = []
 
     def prepare(self, fn, scalars=(), vectors=()):
         if isinstance(fn, LiftedFunction) or not is_generated(fn):
@@ -387,9 +386,6 @@ class ForwardModule(GradientModule):
         key = (id(fn), mask)
         if key in self.tangent_callees:
             return self.tangent_callees[key]
-        if any(k[0] == id(fn) for k in self.tangent_in_progress):
-            raise UnsupportedSyntax(f"recursive call of '{fn.__name__}' cannot be differentiated", loc,
-                                    "rewrite the recursion as a loop")
         lowered, names = self.prepare(fn)
         wrt = [p for p, m in zip(lowered.params, mask) if m]
         analysis = analyze(lowered, wrt)
@@ -397,11 +393,7 @@ class ForwardModule(GradientModule):
             self.tangent_callees[key] = None
             return None
         fn_name = self.tangent_callees[key] = self.names.fresh(f"{fn.__name__}_jvp")
-        self.tangent_in_progress.append(key)
-        try:
-            code = Forward(lowered, wrt, analysis, self, names, self.hint).run()
-        finally:
-            self.tangent_in_progress.pop()
+        code = Forward(lowered, wrt, analysis, self, names, self.hint).run()   # (a recursive call finds fn_name)
         body = [*code.body, ast.Return(ast.Tuple([code.result, code.tangent], ast.Load()))]
         self.functions.append(self.tidy(_function(fn_name, list(lowered.params) + code.tangent_params, body), names))
         return fn_name
