@@ -54,6 +54,13 @@ class Aliasing:
         (Taken before an assignment rebinds anything: ``x = x`` keeps x's object.)"""
         if self.is_scalar(node):
             return None                           # an element: a number, not a view
+        if isinstance(node, gast.IfExp):          # either branch's object: they may be one from now on
+            first, second = self.object_of(node.body), self.object_of(node.orelse)
+            if first is not None and second is not None and first != second:
+                for n, g in list(self.groups.items()):
+                    if g == second:
+                        self.groups[n] = first
+            return first if first is not None else second
         other = viewed_name(node)
         return self.groups.get(other) if other is not None else None
 
@@ -81,9 +88,10 @@ class Aliasing:
         for node in gast.walk(loop):
             if isinstance(node, gast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], gast.Name) \
                     and not self.is_scalar(node.value):
-                target, source = node.targets[0].id, viewed_name(node.value)
-                if source is not None and source not in self.scalars and (target in carried or source in carried):
-                    self.join(target, source)
+                target = node.targets[0].id
+                for source in _branch_names(node.value):
+                    if source not in self.scalars and (target in carried or source in carried):
+                        self.join(target, source)
 
     def mutated(self, name: str, where) -> None:
         """`name`'s object is changed in place: the other names for it must not be read again."""
@@ -114,6 +122,8 @@ class Aliasing:
             return self.is_scalar(node.left) and self.is_scalar(node.right)
         if isinstance(node, gast.UnaryOp):
             return self.is_scalar(node.operand)
+        if isinstance(node, gast.IfExp):
+            return self.is_scalar(node.body) and self.is_scalar(node.orelse)
         if isinstance(node, gast.Call):
             callee = self.resolve(node.func)
             if callee is float or getattr(callee, "__module__", None) == "math":
@@ -287,6 +297,14 @@ def viewed_name(node) -> str | None:
             and node.func.attr in VIEW_METHODS):
         node = node.value if not isinstance(node, gast.Call) else node.func.value
     return node.id if isinstance(node, gast.Name) else None
+
+
+def _branch_names(node) -> list[str]:
+    """The locals `node` may evaluate to (or to a view of): both branches of ``a if c else b``."""
+    if isinstance(node, gast.IfExp):
+        return _branch_names(node.body) + _branch_names(node.orelse)
+    name = viewed_name(node)
+    return [name] if name is not None else []
 
 
 def _is_int_like(node) -> bool:
