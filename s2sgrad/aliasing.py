@@ -188,6 +188,8 @@ class Aliasing:
             parts = [node.operand]
         elif isinstance(node, gast.Call) and isinstance(self.resolve(node.func), np.ufunc) and not node.keywords:
             parts = node.args
+        elif isinstance(node, gast.IfExp):
+            parts = [node.body, node.orelse]
         else:
             return False
         return any(self.is_vector(p) for p in parts) and all(self.is_vector(p) or self.is_scalar(p) for p in parts)

@@ -34,7 +34,7 @@ import numpy as np
 
 from . import primitives
 from .analyze import INT, SCALAR, Analysis, analyze
-from .errors import NoDerivativeRule, UnsupportedSyntax
+from .errors import NoDerivativeRule
 from .forward_tidy import drop_dead_tangents, unpack_tuples
 from .inplace import MUTATIONS, in_place_writes
 from .ir import Assign, Const, Function, If, Op, Var, While, atom_expr, value_expr

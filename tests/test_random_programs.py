@@ -95,15 +95,16 @@ class Refused(Exception):
 
 # Programs that may change an array in place while a second name refers to it.
 ALIASING = frozenset({"array_alias", "iter_alias"})
-# A value a helper returns, and a helper's parameter, are not known to be numbers (helpers are not
-# specialized on their arguments): `q = h(a); p = q; q += 1.0` is refused like an array's alias.
+# A value a helper returns, and a helper's parameter, are not known to be numbers or one-dimensional
+# arrays (helpers are not specialized on their arguments): `q = h(a); p = q; q += 1.0` and
+# `x = h(x); a = x[0]; x[0] = 1.0; ... a` are refused like an array's alias.
 CALLS = frozenset({"helpers", "nested_def", "recursion"})
 
 
 def refused(program: Program, error: Exception) -> bool:
     used = program.features_used
     return (isinstance(error, s2sgrad.UnsupportedSyntax) and "changed in place through" in str(error)
-            and bool(used & ALIASING or "scalar_alias" in used and used & CALLS))
+            and bool(used & (ALIASING | CALLS)))
 
 
 # --- running one program -----------------------------------------------------------
