@@ -31,7 +31,7 @@ Sizes: the hypothesis test checks ``S2SGRAD_PROGRAMS`` programs (default 40) and
 the fixed-seed sweep (plain ``random.Random(seed)``, no shrinking, reports every
 failing seed) ``S2SGRAD_SWEEP`` programs (default: 200, or ``S2SGRAD_PROGRAMS``
 if larger), so CI stays short. The helper sweep checks ``S2SGRAD_HELPER_PROGRAMS``
-programs (default 40) in which every program calls helpers, and checks every tenth
+programs (default 30) in which every program calls helpers, and checks every tenth
 also through ``jvp`` (against ``<grad, v>``) and ``hvp`` (against differences of
 ``grad``). A larger local run::
 
@@ -67,7 +67,7 @@ from program_grammar import ALL_FEATURES, HELPER_RATES, DrawChooser, Program, Ra
 
 PROGRAMS = int(os.environ.get("S2SGRAD_PROGRAMS", "40"))
 SWEEP = int(os.environ.get("S2SGRAD_SWEEP", str(max(200, PROGRAMS))))
-HELPER_SWEEP = int(os.environ.get("S2SGRAD_HELPER_PROGRAMS", "40"))
+HELPER_SWEEP = int(os.environ.get("S2SGRAD_HELPER_PROGRAMS", "30"))
 HIGHER_EVERY = 10       # the helper sweep checks jvp and hvp on every tenth program
 
 EPS = 1e-6
@@ -361,10 +361,10 @@ def test_helper_sweep(directory):
 
 
 def test_grammar_covers_every_construct():
-    """The sweep's programs use every construct of the grammar."""
+    """The sweeps' programs use every construct of the grammar."""
     used = set()
     for seed in range(min(SWEEP, 200)):
-        used |= random_case(seed)[0].features_used
+        used |= random_case(seed)[0].features_used | random_case(seed, helpers=True)[0].features_used
     assert not FEATURES - used, f"never generated: {sorted(FEATURES - used)}"
 
 
