@@ -381,6 +381,8 @@ class Aliasing:
             return self.is_scalar(node.left) and self.is_scalar(node.right)
         if isinstance(node, gast.UnaryOp):
             return self.is_scalar(node.operand)
+        if isinstance(node, gast.IfExp):
+            return self.is_scalar(node.body) and self.is_scalar(node.orelse)
         if isinstance(node, gast.Call):
             callee = self.resolve(node.func)
             if callee is float or getattr(callee, "__module__", None) == "math":
@@ -445,6 +447,8 @@ class Aliasing:
             parts = [node.operand]
         elif isinstance(node, gast.Call) and isinstance(self.resolve(node.func), np.ufunc) and not node.keywords:
             parts = node.args
+        elif isinstance(node, gast.IfExp):
+            parts = [node.body, node.orelse]
         else:
             return False
         return any(self.is_vector(p) for p in parts) and all(self.is_vector(p) or self.is_scalar(p) for p in parts)

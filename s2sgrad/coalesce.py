@@ -84,6 +84,11 @@ class _Liveness:
         return (live - defined) | _reads(stmt)
 
 
+def live_in(stmts: list) -> set[str]:
+    """The names `stmts` may read before assigning them."""
+    return _Liveness().block(stmts, set(), set())
+
+
 def _all_copies(stmts):
     for stmt in stmts:
         yield from _copies(stmt)

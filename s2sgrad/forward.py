@@ -34,7 +34,7 @@ import numpy as np
 
 from . import primitives
 from .analyze import DICT, INT, SCALAR, Analysis, Fields, analyze
-from .errors import NoDerivativeRule, S2SGradError, UnsupportedSyntax, derivative_call_refusal
+from .errors import NoDerivativeRule, S2SGradError, derivative_call_refusal
 from .forward_tidy import drop_dead_tangents, unpack_tuples
 from .inplace import MUTATIONS, in_place_writes
 from .ir import Assign, Const, Function, If, Op, Var, While, atom_expr, value_expr
@@ -373,7 +373,6 @@ class ForwardModule(GradientModule):
         super().__init__()
         self.hint = hint
         self.tangent_callees: dict = {}
-        self.tangent_in_progress: list = []
 
     def prepare(self, fn, scalars=(), vectors=(), dicts=(), fields=None):
         if isinstance(fn, LiftedFunction) or not is_generated(fn):
@@ -417,9 +416,6 @@ class ForwardModule(GradientModule):
         key = (id(fn), mask, structures)
         if key in self.tangent_callees:
             return self.tangent_callees[key]
-        if any(k[0] == id(fn) for k in self.tangent_in_progress):
-            raise UnsupportedSyntax(f"recursive call of '{fn.__name__}' cannot be differentiated", loc,
-                                    "rewrite the recursion as a loop")
         lowered, names = self.prepare_callee(fn, structures)
         wrt = [p for p, m in zip(lowered.params, mask) if m]
         analysis = analyze(lowered, wrt, self.callee_kinds(lowered, structures))
@@ -427,12 +423,10 @@ class ForwardModule(GradientModule):
             self.tangent_callees[key] = None
             return None
         fn_name = self.tangent_callees[key] = self.names.fresh(f"{identifier(fn.__name__)}_jvp")
-        self.tangent_in_progress.append(key)
         self.structures.append(dict(zip(lowered.params, structures)))
         try:
-            code = Forward(lowered, wrt, analysis, self, names, self.hint).run()
+            code = Forward(lowered, wrt, analysis, self, names, self.hint).run()   # (a recursive call finds fn_name)
         finally:
-            self.tangent_in_progress.pop()
             self.structures.pop()
         body = [*code.body, ast.Return(ast.Tuple([code.result, code.tangent], ast.Load()))]
         self.functions.append(self.tidy(_function(fn_name, list(lowered.params) + code.tangent_params, body), names))

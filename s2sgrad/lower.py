@@ -779,8 +779,10 @@ class Lowerer:
     def lift(self, tree) -> LiftedFunction:
         inner_params = {a.id for a in tree.args.args}
         assigned = set(_stored_names(tree.body)) | inner_params
-        read = {n.id for n in gast.walk(tree) if isinstance(n, gast.Name)
-                and isinstance(n.ctx, gast.Load) and n.id not in assigned and n.id in self.env}
+        recursive = tree.name not in assigned and any(isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+                                                      and n.id == tree.name for n in gast.walk(tree))
+        read = {n.id for n in gast.walk(tree) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+                and n.id not in assigned and n.id in self.env and not (recursive and n.id == tree.name)}
         functions = {n: self.env[n] for n in read if isinstance(self.env[n], LiftedFunction)}
         free = {n for n in read if isinstance(self.env[n], str)}
         for function in functions.values():
@@ -799,7 +801,10 @@ class Lowerer:
             else:
                 raise self.error("only @s2sgrad.recompute can decorate a function defined inside a differentiated one",
                                  decorator, "apply other decorators outside")
-        return LiftedFunction(parsed, free, marked, functions, defaults)
+        lifted = LiftedFunction(parsed, free, marked, functions, defaults)
+        if recursive:
+            functions[tree.name] = lifted       # it calls itself
+        return lifted
 
     def stmt_If(self, stmt):
         test = self.atom(stmt.test)

@@ -16,7 +16,7 @@ import numpy as np
 from . import ir, runtime, schedules
 from .analyze import DICT, INT, Fields, SCALAR, SEQ, TENSOR, analyze, boolean_result, first_complex_active
 from .codegen import comment_line, compile_module, drop_broadcasts, fold, merge_collections, render, unshare
-from .coalesce import coalesce
+from .coalesce import coalesce, live_in
 from .errors import COMPLEX_HINT, NonScalarOutput, S2SGradError, UnsupportedSyntax
 from .ir import Const, Global, Op, Var
 from .liveness import is_scalar_output
@@ -77,7 +77,6 @@ class GradientModule:
         self.namespace: dict = {}               # user name -> {id: (object, where a function names it)}
         self.names = Names()
         self.callees: dict = {}
-        self.in_progress: list = []
         self.structures: list[dict] = []        # per function being generated: its parameters' container kinds
         self.origin = ""
 
@@ -124,7 +123,6 @@ class GradientModule:
                  arg_dtypes=None, seed_dtype=float) -> ast.FunctionDef:
         """The gradient function: forward sweep, backward sweep, gradients of `wrt` returned.
         With `arg_dtypes` (parameter -> descriptor, see `dtypes`) it is specialized on dtypes too."""
-        self.in_progress.append((id(fn), None))
         kinds = arg_kinds or {}
         lowered, names = self.prepare(fn, [p for p, k in kinds.items() if k in (SCALAR, INT)],
                                       [p for p, k in kinds.items() if isinstance(k, tuple) and len(k) == 1],
@@ -166,7 +164,6 @@ class GradientModule:
             body.append(ast.Return(grad))
         params = list(lowered.params) + [sweeps.seed]
         defaults = [ast.Constant(1.0)] if mode != "vjp" else []
-        self.in_progress.pop()
         fn_name = self.names.fresh(name or f"d{identifier(lowered.name)}_d{'_'.join(wrt)}")
         node = _function(fn_name, params, body, defaults)
         self.tidy(node, names, row_stacks=sweeps.row_stacks,
@@ -208,23 +205,18 @@ class GradientModule:
 
     def callee(self, fn, mask: tuple, loc, args=()) -> tuple[str, str]:
         """Names of the generated forward and backward functions of user function `fn` for `mask` (and the
-        kinds of container `args` are known to be)."""
+        kinds of container `args` are known to be). The names are taken before the functions are generated,
+        so a recursive call (through any chain of calls, with any activity pattern) calls the functions being
+        generated: there are finitely many patterns."""
         structures = self.structures_of(args)
         key = (id(fn), mask, structures)
         if key in self.callees:
             return self.callees[key]
-        if any(k[0] == id(fn) for k in self.in_progress):
-            raise UnsupportedSyntax(f"the recursive call of '{fn.__name__}' cannot be differentiated", loc,
-                                    "rewrite the recursion as a loop")
         base = identifier(fn.__name__)
         names = (self.names.fresh(f"{base}_forward"), self.names.fresh(f"{base}_backward")) if any(mask) \
             else (self.names.fresh(base if isinstance(fn, LiftedFunction) else f"{base}_primal"), "")
         self.callees[key] = names
-        self.in_progress.append(key)
-        try:
-            self.build_callee(fn, mask, names, loc, structures)
-        finally:
-            self.in_progress.pop()
+        self.build_callee(fn, mask, names, loc, structures)
         return names
 
     def build_callee(self, fn, mask, function_names, loc, structures=()) -> None:
@@ -242,17 +234,19 @@ class GradientModule:
             node = _function(forward_name, lowered.params, [*sweeps.forward, ast.Return(sweeps.result)])
             self.functions.append(self.tidy(node, names))
             return
+        grads = [g if g is not None else _call("zeros_like", _name(p)) for g, p in zip(sweeps.grads, wrt)]
+        result = grads[0] if len(grads) == 1 else ast.Tuple(grads, ast.Load())
+        # the record: what the backward function reads before it assigns it (a value it pops, or that its
+        # branch or loop computes itself, is not recorded)
         forward_defined = set(lowered.params) | {n.id for s in sweeps.forward for n in ast.walk(s)
                                                  if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-        grads_read = _free_reads([ast.Expr(g) for g in sweeps.grads if g is not None])
-        needed = sorted((_free_reads(sweeps.backward) | grads_read) & forward_defined - {sweeps.seed})
+        needed = sorted(live_in([*sweeps.backward, ast.Return(result)]) & forward_defined - {sweeps.seed})
+        _bind_on_every_path(sweeps.forward, set(needed), set(lowered.params))
         record = ast.Tuple([_name(n) for n in needed], ast.Load())
         forward = _function(forward_name, lowered.params,
                             [*sweeps.forward, ast.Return(ast.Tuple([sweeps.result, record], ast.Load()))])
-        grads = [g if g is not None else _call("zeros_like", _name(p)) for g, p in zip(sweeps.grads, wrt)]
         unpack = [ast.Assign([ast.Tuple([_store(n) for n in needed], ast.Store())], _name("record"))] \
             if needed else []
-        result = grads[0] if len(grads) == 1 else ast.Tuple(grads, ast.Load())
         backward = _function(backward_name, ["record", sweeps.seed], [*unpack, *sweeps.backward, ast.Return(result)])
         self.tidy(forward, names, keep=set(needed))
         self.tidy(backward, names, row_stacks=sweeps.row_stacks)
@@ -298,13 +292,36 @@ def _globals_read(function: ast.FunctionDef) -> set[str]:
     return read - bound
 
 
-def _free_reads(stmts) -> set[str]:
-    reads, writes = set(), set()
-    for stmt in stmts:
-        for node in ast.walk(stmt):
-            if isinstance(node, ast.Name):
-                (reads if isinstance(node.ctx, ast.Load) else writes).add(node.id)
-    return reads
+def _bind_on_every_path(block: list, names: set, bound: set) -> set:
+    """Make every name of `names` that `block` binds on some path bound on every path: a branch that does
+    not bind it binds it to None, and so does the code before a loop whose trips bind it (the backward
+    function reads such a value only where the forward sweep went through its definition). Returns the
+    names bound after `block`."""
+    bound = set(bound)
+    for stmt in list(block):
+        if isinstance(stmt, ast.If):
+            body = _bind_on_every_path(stmt.body, names, bound)
+            orelse = _bind_on_every_path(stmt.orelse, names, bound)
+            for branch, missing in ((stmt.body, (orelse - body) & names), (stmt.orelse, (body - orelse) & names)):
+                if missing and branch and isinstance(branch[-1], ast.Pass):
+                    branch.pop()
+                branch += [_assign_none(n, stmt) for n in sorted(missing)]
+            bound |= body | orelse
+        elif isinstance(stmt, (ast.While, ast.For)):
+            inside = _bind_on_every_path(stmt.body, names, bound)
+            at = block.index(stmt)
+            block[at:at] = [_assign_none(n, stmt) for n in sorted((inside - bound) & names)]
+            bound |= inside
+        else:
+            bound |= {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    return bound
+
+
+def _assign_none(name: str, where: ast.stmt) -> ast.stmt:
+    statement = ast.Assign([_store(name)], ast.Constant(None))
+    if getattr(where, "origin", None) is not None:
+        statement.origin = where.origin
+    return statement
 
 
 def _all_atoms(block, result):

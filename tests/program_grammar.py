@@ -20,7 +20,22 @@ shape (3,), made of
 * ``if`` / ``elif`` / ``else`` on loop counters (``i % 2 == 0``, ``i > k``) or on
   data (``a > 0.3``, ``np.sum(x) < b``), combined with ``and``, ``or``, ``not``;
 * ``break`` and ``continue`` under an ``if``, an early ``return`` inside a branch
-  or a loop, and a final ``return`` of a smooth scalar expression.
+  or a loop, and a final ``return`` of a smooth scalar expression; conditional
+  expressions (``cond_expr``) and loops that run no trip for most arguments
+  (``while v > 1.0: ... v = 0.9 * np.tanh(...)``, ``zero_trip``);
+* calls of helpers (``helpers``): module-level ``h0``, ``h1``, ... of one to three
+  floats, some parameters unused, overwritten before any read or read only in a
+  condition (``helper_unused``, ``helper_overwritten``, ``helper_cond_only``), maybe
+  an array parameter (``helper_array``; the result then maybe an array) and an
+  integer one bounding a ``range`` that may be empty (``helper_int``), defaults
+  (literals, or module constants ``K0 = ...``: ``default_args``), with branches,
+  early returns and loops inside, calling earlier helpers (``helper_calls_helper``);
+  nested ``def``s reading the enclosing function's variables (``nested_def``);
+  recursive and mutually recursive ``r0``/``r1`` whose arguments' activity changes
+  from one level to the next (``recursion``). Each call passes variables (active),
+  constants (inactive) or expressions, positionally or by keyword
+  (``keyword_args``), leaving defaults out or not, so one helper is called with
+  several activity patterns.
 
 Compound statements nest up to ``MAX_DEPTH`` deep and the product of the trip
 counts of nested loops stays small, so every program terminates quickly.
@@ -46,6 +61,7 @@ from dataclasses import dataclass, field
 VAR_BOUND = 2.0
 MAX_DEPTH = 3
 MAX_TRIPS = 40          # bound on the product of nested trip counts
+INT_ARGUMENT_MAX = 3    # integer arguments of helpers are at most this
 CONSTANTS = (0.5, 0.3, 1.5, 0.25, 0.7, 2.0, 0.1, 1.2)
 
 # Optional constructs, each of which a test can switch off.
@@ -54,8 +70,16 @@ ALL_FEATURES = frozenset({
     "while", "while_data", "while_true", "break", "continue", "early_return",
     "augassign", "array_augassign", "data_cond", "bool_ops", "math", "locals",
     "np_sum_inner", "pow", "array_alias", "scalar_alias", "iter_alias", "iter_rebind",
-    "index_read", "index_write",
+    "index_read", "index_write", "cond_expr", "branch_return",
+    # helper functions the program calls (module-level defs, nested defs, recursion) and how
+    "helpers", "helper_unused", "helper_overwritten", "helper_cond_only", "helper_calls_helper",
+    "helper_array", "helper_int", "zero_trip", "keyword_args", "default_args", "nested_def", "recursion",
 })
+# constructs left out of helpers' bodies: writes into an array argument (changes the caller's array)
+HELPER_BODY_EXCLUDED = frozenset({"index_write", "array_augassign", "iter_alias", "iter_rebind", "locals",
+                                  "nested_def", "recursion"})
+HELPER_FEATURES = frozenset(f for f in ALL_FEATURES if f.startswith("helper_")) | {
+    "helpers", "zero_trip", "keyword_args", "default_args", "nested_def", "recursion"}
 
 
 # --- choosers -------------------------------------------------------------------
@@ -125,9 +149,18 @@ class Program:
     array: str | None          # the name of the array parameter, if any
     body: list                 # lines, as (indent, text-or-condition-template)
     features_used: set = field(default_factory=set)
+    helpers: list = field(default_factory=list)      # module-level functions it calls (Programs), in order
+    constants: list = field(default_factory=list)    # module-level constants, as lines ``K0 = 0.5``
+    signature: str | None = None                     # the def's parameters, if not `params` (defaults)
 
     def source(self, instrument: bool = False) -> str:
-        lines = [f"def {self.name}({', '.join(self.params)}):"]
+        lines = [f"{c}\n" for c in self.constants]
+        lines += [h.source(instrument) + "\n" for h in self.helpers]
+        lines.append(self.function_source(instrument))
+        return "\n".join(lines)
+
+    def function_source(self, instrument: bool = False) -> str:
+        lines = [f"def {self.name}({self.signature or ', '.join(self.params)}):"]
         for indent, text in self.body:
             if isinstance(text, tuple):        # ("if ", cond, ":")
                 head, cond, tail = text
@@ -142,6 +175,14 @@ class Program:
 # --- the generator --------------------------------------------------------------
 
 @dataclass
+class Helper:
+    """A function the program can call: a module-level def, a nested def or a recursive one."""
+    name: str
+    params: list               # (name, kind, default source or None); kind is "scalar", "array" or "int"
+    returns_array: bool
+
+
+@dataclass
 class Loop:
     counter: str | None        # an int variable usable in conditions, or None
     max_value: int             # the largest value the counter can take
@@ -149,19 +190,28 @@ class Loop:
 
 
 class Generator:
-    def __init__(self, chooser, features=ALL_FEATURES, name: str = "f"):
+    def __init__(self, chooser, features=ALL_FEATURES, name: str = "f", rates=None):
         self.c = chooser
         self.features = frozenset(features)
         self.name = name
+        self.rates = dict(rates or {})      # feature -> the chance of using it, instead of the usual one
+        self.is_helper = False
         self.lines: list = []
         self.used: set = set()
         self.counter_names = (f"{n}{k or ''}" for k in range(100) for n in "ijkmnl")
+        self.max_depth = MAX_DEPTH
+        self.callables: list[Helper] = []   # the functions expressions may call
+        self.cond_vars: list[str] = []      # variables read only in conditions
+        self.int_params: list[str] = []     # integer parameters (of a helper), bounds of `range`
+        self.returns_array = False          # a helper's result is an array
+        self.helpers: list[Program] = []
+        self.constants: list[str] = []
 
     def on(self, feature: str, p: float) -> bool:
         """Whether to use an optional construct (never, if the feature is switched off)."""
         if feature not in self.features:
             return False
-        hit = self.c.chance(p)
+        hit = self.c.chance(self.rates.get(feature, p))
         if hit:
             self.used.add(feature)
         return hit
@@ -176,7 +226,7 @@ class Generator:
         return repr(v), v, False
 
     def leaf(self, array: bool, loops: list[Loop]) -> tuple[str, float, bool]:
-        kinds = ["var", "var", "var", "const"]
+        kinds = ["var", "var", "var", "const"] if self.scalars else ["const"]
         if loops and any(lp.counter for lp in loops):
             kinds.append("counter")
         if array and self.arrays:
@@ -197,6 +247,11 @@ class Generator:
         """An expression; with `array`, it may (not must) involve the array variables."""
         if depth <= 0 or self.c.integer(0, 3) == 0:
             return self.leaf(array, loops)
+        usable = [h for h in self.callables if (array or not h.returns_array)
+                  and (self.arrays or all(kind != "array" for _, kind, _ in h.params))]
+        if usable and self.c.chance(0.2):
+            helper = self.c.choice(usable)
+            return self.call(helper, loops), VAR_BOUND, helper.returns_array
         forms = ["add", "mul", "sin", "tanh", "sub", "cos", "exp_sin", "gauss", "ratio", "square", "scale"]
         optional = {"pow": "pow", "math": "math", "sum": "np_sum_inner"}
         if "pow" in self.features and self.c.chance(0.3):
@@ -274,8 +329,13 @@ class Generator:
     def data_cond(self, loops: list[Loop]):
         self.used.add("data_cond")
         form = self.c.integer(0, 3)
-        v = self.c.choice(self.scalars)
+        readable = self.scalars + self.cond_vars
+        if not readable:
+            return Cmp("1", "==", "1", False)
+        v = self.c.choice(readable)
         op = self.c.choice([">", "<"])
+        if not self.scalars:
+            form = 0
         if form == 0:
             return Cmp(v, op, repr(self.c.choice((0.3, -0.2, 0.0, 0.8, -0.5))), True)
         if form == 1:
@@ -328,6 +388,10 @@ class Generator:
             to_array = bool(targets)
             targets = targets or self.scalars
         target = self.c.choice(targets)
+        if "if" in self.features and self.on("cond_expr", 0.08):      # target = (e1) if c else (e2)
+            e1, e2 = self.bounded(to_array, loops), self.bounded(to_array, loops)
+            self.emit(indent, (f"{target} = ({e1}) if ", self.cond(loops), f" else ({e2})"))
+            return
         augmented = self.on("augassign" if not to_array else "array_augassign", 0.25)
         if augmented and (target in self.iterating or target in self.elements) \
                 and not self.on("iter_alias", 1.0):
@@ -361,16 +425,29 @@ class Generator:
 
     def statement(self, indent: int, depth: int, loops: list[Loop], trips: int) -> None:
         kinds = ["assign", "assign"]
-        if depth < MAX_DEPTH:
+        if depth < self.max_depth:
             if "if" in self.features:
                 kinds.append("if")
             if trips * 2 <= MAX_TRIPS and ({"for", "while"} & self.features):
                 kinds.append("loop")
         if loops and ({"break", "continue", "early_return"} & self.features):
             kinds.append("jump")
+        if not loops and "branch_return" in self.features and self.c.chance(0.3):
+            kinds.append("branch_return")
+        if "zero_trip" in self.features and [v for v in self.scalars if v not in self.elements] \
+                and self.c.chance(0.2):
+            kinds.append("zero_trip")
         kind = self.c.choice(kinds)
         if kind == "assign":
             self.assign(indent, loops)
+        elif kind == "branch_return":
+            self.used.add("branch_return")
+            self.emit(indent, ("if ", self.cond(loops), ":"))
+            if self.c.chance(0.4):
+                self.assign(indent + 1, loops)
+            self.emit(indent + 1, f"return {self.returned(loops)}")
+        elif kind == "zero_trip":
+            self.zero_trip(indent, loops)
         elif kind == "if":
             self.if_stmt(indent, depth, loops, trips)
         elif kind == "loop":
@@ -407,7 +484,7 @@ class Generator:
         self.used.add({"break": "break", "continue": "continue", "return": "early_return"}[what])
         self.emit(indent, ("if ", self.cond(loops), ":"))
         if what == "return":
-            self.emit(indent + 1, f"return {self.result(loops)}")
+            self.emit(indent + 1, f"return {self.returned(loops)}")
         else:
             if self.c.chance(0.3):
                 self.assign(indent + 1, loops)
@@ -421,7 +498,9 @@ class Generator:
             self.used.add("for")
             outer = [lp for lp in loops if lp.counter and lp.max_value <= 4]
             form = "range"
-            if self.arrays and self.on("for_array", 0.25):
+            if self.int_params and self.c.chance(0.5):
+                form = "int_param"
+            elif self.arrays and self.on("for_array", 0.25):
                 form = "array"
             elif outer and self.on("for_dep", 0.25):
                 form = "dep"
@@ -439,6 +518,10 @@ class Generator:
                 self.elements.append(v)
                 self.iterating.append(over)
                 n = 3
+            elif form == "int_param":        # no trip at all if the argument is 0
+                self.emit(indent, f"for {counter} in range({self.c.choice(self.int_params)}):")
+                n = INT_ARGUMENT_MAX
+                lp = Loop(counter, n - 1, "for")
             elif form == "dep":
                 o = self.c.choice(outer)
                 extra = self.c.integer(0, 1)
@@ -483,6 +566,158 @@ class Generator:
         lp = Loop(counter, n, "while")
         self.block(indent + 1, depth + 1, loops + [lp], trips * n)
 
+    def zero_trip(self, indent: int, loops: list[Loop]) -> None:
+        """``while v > 1.0: ... v = 0.9 * np.tanh(...)``: at most one trip, none for most arguments."""
+        self.used.add("zero_trip")
+        v = self.c.choice([v for v in self.scalars if v not in self.elements])
+        cond = Cmp(v, ">", "1.0", True) if self.c.chance(0.5) else Cmp(v, "<", "-1.0", True)
+        self.emit(indent, ("while ", cond, ":"))
+        if self.c.chance(0.4):
+            self.assign(indent + 1, loops)
+        e, _, _ = self.expr(self.c.integer(1, 2), False, loops)
+        self.emit(indent + 1, f"{v} = 0.9 * np.tanh({e})")
+
+    def returned(self, loops: list[Loop]) -> str:
+        """What a `return` returns: the program's result, or a helper's bounded value."""
+        if not self.is_helper:
+            return self.result(loops)
+        return self.unaliased(self.bounded(self.returns_array, loops), "", self.returns_array)
+
+    # -- calls of helpers --
+
+    def argument(self, kind: str, loops: list[Loop]) -> str:
+        """An argument of a call: active (a variable, an expression of them) or not (a constant)."""
+        if kind == "int":
+            counters = [lp.counter for lp in loops if lp.counter and lp.max_value <= INT_ARGUMENT_MAX]
+            return self.c.choice([str(n) for n in range(INT_ARGUMENT_MAX + 1)] + counters)
+        if kind == "array":
+            return self.c.choice(self.arrays) if self.c.chance(0.6) else self.bounded(True, loops)
+        form = self.c.integer(0, 2)
+        if form == 0 and self.scalars:
+            return self.c.choice(self.scalars)
+        if form == 1:
+            return self.const()[0]
+        return self.bounded(False, loops)
+
+    def call(self, helper: Helper, loops: list[Loop]) -> str:
+        """A call of `helper`: positional arguments, then maybe keyword ones; defaults maybe left out."""
+        params = helper.params
+        first_keyword = len(params)
+        if self.on("keyword_args", 0.3):
+            first_keyword = self.c.integer(0, len(params) - 1)
+        omit = [default is not None and self.c.chance(0.5) for _, _, default in params]
+        for k in reversed(range(first_keyword)):     # a positional argument left out: only at the end
+            if omit[k] and not all(omit[k + 1:first_keyword]):
+                omit[k] = False
+        if any(omit):
+            self.used.add("default_args")
+        positional = [self.argument(kind, loops) for k, (_, kind, _) in enumerate(params[:first_keyword])
+                      if not omit[k]]
+        keywords = [f"{name}={self.argument(kind, loops)}" for k, (name, kind, _) in enumerate(params)
+                    if k >= first_keyword and not omit[k]]
+        if self.c.chance(0.5):
+            keywords.reverse()
+        return f"{helper.name}({', '.join(positional + keywords)})"
+
+    def helper(self, index: int) -> None:
+        """A module-level function ``h<index>`` the program can call: one to three float parameters
+        (some unused, overwritten before they are read, or read only in conditions; some with
+        defaults), maybe an array parameter and an integer one (a `range` bound, maybe 0);
+        branches, early returns and loops inside; its result a float, or an array."""
+        name = f"h{index}"
+        sub = Generator(self.c, self.features - HELPER_BODY_EXCLUDED, name, self.rates)
+        sub.is_helper, sub.max_depth = True, 2
+        if self.callables and self.on("helper_calls_helper", 0.5):
+            sub.callables = [h for h in self.callables if not h.name.startswith("g")]
+        params, scalars, overwritten = [], [], []
+        sub.scalars, sub.arrays, sub.iterating, sub.elements = [], [], [], []
+        for k in range(self.c.integer(1, 3)):
+            p = "abc"[k]
+            params.append((p, "scalar"))
+            role = self.c.choice(["read"] * 4 + [r for r in ("unused", "overwritten", "cond_only")
+                                                 if f"helper_{r}" in self.features])
+            self.used.add(f"helper_{role}") if role != "read" else None
+            {"read": scalars, "unused": [], "overwritten": overwritten, "cond_only": sub.cond_vars}[role].append(p)
+        if self.arrays and self.on("helper_array", 0.4):
+            params.insert(self.c.integer(0, len(params)), ("v", "array"))
+            sub.arrays.append("v")
+            sub.returns_array = self.c.chance(0.5)
+        if self.on("helper_int", 0.3):
+            params.append(("n", "int"))
+            sub.int_params.append("n")
+        sub.scalars = list(scalars)
+        for p in overwritten:                        # p = ... before any read of p
+            sub.emit(0, f"{p} = {sub.unaliased(sub.bounded(False, []), p, False)}")
+            sub.scalars.append(p)
+        if not sub.scalars:                          # a local to assign to
+            sub.emit(0, f"t = {sub.bounded(False, [])}")
+            sub.scalars.append("t")
+        for q in sub.cond_vars:                      # read only here
+            sub.emit(0, ("if ", Cmp(q, self.c.choice([">", "<"]), repr(self.c.choice((0.3, -0.2, 0.0))), True), ":"))
+            sub.block(1, 1, [], 1, n=1)
+        sub.block(0, 0, [], 1, n=self.c.integer(0, 3))
+        sub.emit(0, f"return {sub.returned([])}")
+        defaults = []
+        for k in range(len(params) - 1, -1, -1):    # trailing parameters may have defaults
+            p, kind = params[k]
+            if kind == "array" or not self.on("default_args", 0.3):
+                break
+            if kind == "int":
+                defaults.insert(0, (p, str(self.c.integer(0, INT_ARGUMENT_MAX))))
+            elif self.c.chance(0.5):
+                constant = f"K{len(self.constants)}"
+                self.constants.append(f"{constant} = {self.c.choice(CONSTANTS)!r}")
+                defaults.insert(0, (p, constant))
+            else:
+                defaults.insert(0, (p, repr(self.c.choice(CONSTANTS))))
+        default_of = dict(defaults)
+        signature = ", ".join(f"{p}={default_of[p]}" if p in default_of else p for p, _ in params)
+        self.used |= sub.used
+        self.helpers.append(Program(name, [p for p, _ in params], None, sub.lines, sub.used, signature=signature))
+        self.callables.append(Helper(name, [(p, kind, default_of.get(p)) for p, kind in params], sub.returns_array))
+
+    def recursive_helpers(self) -> None:
+        """``r0(a, b, n)``, calling itself (or ``r1``, which calls it back) with ``n - 1`` and
+        arguments whose activity may differ from its own (b passed as a, a constant as b)."""
+        self.used.add("recursion")
+        names = ["r0", "r1"] if self.c.chance(0.4) else ["r0"]
+        for k, name in enumerate(names):
+            callee = names[(k + 1) % len(names)]
+            sub = Generator(self.c, self.features - HELPER_BODY_EXCLUDED - {"helpers"}, name, self.rates)
+            sub.is_helper = True
+            sub.scalars, sub.arrays, sub.iterating, sub.elements = ["a", "b"], [], [], []
+            sub.emit(0, "if n <= 0:")
+            sub.emit(1, f"return {sub.bounded(False, [])}")
+            first = sub.c.choice(["a", "b", sub.bounded(False, [])])
+            second = sub.c.choice(["b", "a", sub.const()[0], sub.bounded(False, [])])
+            sub.emit(0, f"t = {callee}({first}, {second}, n - 1)")
+            sub.scalars.append("t")
+            sub.emit(0, f"return {sub.bounded(False, [])}")
+            self.used |= sub.used
+            self.helpers.append(Program(name, ["a", "b", "n"], None, sub.lines, sub.used))
+        self.callables.append(Helper("r0", [("a", "scalar", None), ("b", "scalar", None), ("n", "int", None)], False))
+
+    def nested_def(self) -> None:
+        """``def g0(u, w=K): return ...``: reads f's variables as they are when it is called."""
+        self.used.add("nested_def")
+        name = f"g{sum(h.name.startswith('g') for h in self.callables)}"
+        params = [("u", "scalar", None)]
+        if self.c.chance(0.5):
+            default = repr(self.c.choice(CONSTANTS))
+            if self.c.chance(0.5):
+                default = f"K{len(self.constants)}"
+                self.constants.append(f"{default} = {self.c.choice(CONSTANTS)!r}")
+            params.append(("w", "scalar", default))
+        outer = self.scalars
+        self.scalars = [p for p, _, _ in params] + [v for v in outer if self.c.chance(0.5)]
+        saved, self.callables = self.callables, [h for h in self.callables if not h.name.startswith("g")]
+        body = self.bounded(False, [])
+        self.callables, self.scalars = saved, outer
+        signature = ", ".join(f"{p}={d}" if d else p for p, _, d in params)
+        self.emit(0, f"def {name}({signature}):")
+        self.emit(1, f"return {body}")
+        self.callables.append(Helper(name, params, False))
+
     def result(self, loops: list[Loop]) -> str:
         """A smooth scalar expression of the variables."""
         e, _, _ = self.expr(self.c.integer(1, 3), False, loops)
@@ -508,23 +743,43 @@ class Generator:
             array = "x"
             params.append("x")
             self.arrays.append("x")
+        if self.on("helpers", 0.3):
+            for k in range(self.c.integer(1, 3)):
+                self.helper(k)
+        if self.on("recursion", 0.1):
+            self.recursive_helpers()
         if self.on("locals", 0.4):
             self.emit(0, f"p = {self.unaliased(self.bounded(False, []), 'p', False)}")
             self.scalars.append("p")
             if self.arrays and self.c.chance(0.5):
                 self.emit(0, f"y = {self.unaliased(self.bounded(True, []), 'y', True)}")
                 self.arrays.append("y")
+        if self.on("nested_def", 0.1):
+            self.nested_def()
         self.block(0, 0, [], 1, n=self.c.integer(1, 4))
+        callable_here = [h for h in self.callables if self.arrays or not h.returns_array]
+        if callable_here and self.c.chance(0.5):    # (so that every helper is likely to be called)
+            helper = self.c.choice(callable_here)
+            self.emit(0, f"q = {self.call(helper, [])}")
+            (self.arrays if helper.returns_array else self.scalars).append("q")
         self.emit(0, f"return {self.result([])}")
-        return Program(self.name, params, array, self.lines, self.used)
+        return Program(self.name, params, array, self.lines, self.used, self.helpers, self.constants)
 
 
 def _names(source: str) -> set[str]:
     return set(re.findall(r"[A-Za-z_][A-Za-z_0-9]*", source))
 
 
-def generate(chooser, features=ALL_FEATURES, name: str = "f") -> Program:
-    return Generator(chooser, features, name).program()
+def generate(chooser, features=ALL_FEATURES, name: str = "f", rates=None, max_depth: int = MAX_DEPTH) -> Program:
+    """One program; `rates` (feature -> chance) overrides how often optional constructs are used."""
+    generator = Generator(chooser, features, name, rates)
+    generator.max_depth = max_depth
+    return generator.program()
+
+
+# how the sweeps of programs that call helpers weigh the constructs
+HELPER_RATES = {"helpers": 1.0, "recursion": 0.3, "nested_def": 0.3, "helper_calls_helper": 0.7,
+                "helper_array": 0.5, "helper_int": 0.4, "keyword_args": 0.4, "default_args": 0.5}
 
 
 if __name__ == "__main__":          # print a few programs

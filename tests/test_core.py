@@ -771,6 +771,41 @@ def test_numbers_sharing_a_name_are_never_changed_in_place():
     check(enumerate_counter_is_a_number, (0.4, x), wrt=(0, 1))
 
 
+def alias_by_conditional_expression(x, b):
+    y = x if b > 0.0 else 2.0 * x
+    x += 1.0
+    return np.sum(y * x)
+
+
+def alias_by_conditional_expression_in_a_loop(x, b):
+    y = 2.0 * x
+    for i in range(2):
+        y = x if b > 0.0 else y
+        x += 1.0
+    return np.sum(y * x)
+
+
+def numbers_by_conditional_expression(a, b):
+    c = (0.5 * a) if b > 0.0 else b
+    d = c
+    c *= 2.0                                     # rebinds c: both branches give numbers
+    return c * d + a
+
+
+@pytest.mark.parametrize("fn, line", [(alias_by_conditional_expression, "return np.sum(y * x)"),
+                                      (alias_by_conditional_expression_in_a_loop, "y = x if b > 0.0 else y")])
+def test_conditional_expression_makes_a_second_name(fn, line):
+    # y is x when b > 0: x += 1.0 changes y too (the gradient was 2 * x + 1, not 2 * (x + 1))
+    with pytest.raises(sg.UnsupportedSyntax, match="'y' may (have been|be) changed in place through 'x'") as info:
+        sg.grad(fn)(rand(3), 0.3)
+    assert line in str(info.value)
+
+
+def test_conditional_expression_of_numbers_is_a_number():
+    check(numbers_by_conditional_expression, (0.5, 0.3), wrt=(0, 1), expected=(1.5, 0.0))
+    check(numbers_by_conditional_expression, (0.5, -0.3), wrt=(0, 1), expected=(1.0, -1.2))
+
+
 def same_value_returned_twice(x):
     y = np.sin(x)
     return np.sum(y) + np.sum(y)

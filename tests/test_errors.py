@@ -104,13 +104,6 @@ def test_error_points_at_the_user_line(fn, text, column, kind, message, hint):
     assert re.search(hint, error.hint), error.hint
 
 
-def test_recursion_is_refused_at_the_recursive_call():
-    error = raised(error_cases.recursive, 1.0, 3)
-    assert isinstance(error, sg.UnsupportedSyntax)
-    assert_points_at(error, error_cases.recursive, "return recursive(", "recursive(")
-    assert "recursive call" in error.message and "loop" in error.hint
-
-
 def test_integer_argument_in_wrt():
     with pytest.raises(sg.WrtError, match=r"argument 'n' of recursive is an integer.*no gradient") as info:
         sg.grad(error_cases.recursive, wrt=1)(1.0, 3)

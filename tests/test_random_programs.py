@@ -5,7 +5,8 @@ bounded ufunc expressions over two or three floats (and optionally one array of
 shape (3,)), ``for`` loops over ``range`` and over the array, ``while`` loops
 (known and data-dependent trip counts, always bounded by a counter),
 ``if``/``elif``/``else``, ``break``, ``continue`` and early ``return``, nested a
-few deep. For each program and arguments the test
+few deep, and calls of helper functions (module-level, nested, recursive; see the
+grammar). For each program and arguments the test
 
 1. writes the program to a real ``.py`` file under pytest's temporary directory,
    imports it (so that ``inspect.getsource`` works) and runs it;
@@ -20,7 +21,8 @@ few deep. For each program and arguments the test
 Arguments that bring a data-dependent comparison within ``MARGIN`` of switching
 (finite differences across a switch are meaningless), or a value that is not
 finite, are discarded. s2sgrad may refuse, with its documented UnsupportedSyntax,
-a program that changes an array in place while a second name may refer to it.
+a program that changes an array in place while a second name may refer to it, or
+a number it does not know to be one (a helper's result or parameter) that way.
 
 A failure's message holds the program's source, its arguments and, for a wrong
 gradient, the generated gradient code.
@@ -28,9 +30,12 @@ gradient, the generated gradient code.
 Sizes: the hypothesis test checks ``S2SGRAD_PROGRAMS`` programs (default 40) and
 the fixed-seed sweep (plain ``random.Random(seed)``, no shrinking, reports every
 failing seed) ``S2SGRAD_SWEEP`` programs (default: 200, or ``S2SGRAD_PROGRAMS``
-if larger), so CI stays short. A larger local run::
+if larger), so CI stays short. The helper sweep checks ``S2SGRAD_HELPER_PROGRAMS``
+programs (default 30) in which every program calls helpers, and checks every tenth
+also through ``jvp`` (against ``<grad, v>``) and ``hvp`` (against differences of
+``grad``). A larger local run::
 
-    S2SGRAD_PROGRAMS=2000 pytest tests/test_random_programs.py
+    S2SGRAD_PROGRAMS=2000 S2SGRAD_HELPER_PROGRAMS=10000 pytest tests/test_random_programs.py
 
 Constructs that hit a known library bug (``KNOWN_BUGS``) are left out of these two
 tests; each has a minimal reproducer at the end of this file, marked
@@ -58,10 +63,12 @@ import s2sgrad
 from s2sgrad import primitives, runtime
 from s2sgrad.lower import assert_true
 
-from program_grammar import ALL_FEATURES, DrawChooser, Program, RandomChooser, generate
+from program_grammar import ALL_FEATURES, HELPER_RATES, DrawChooser, Program, RandomChooser, generate
 
 PROGRAMS = int(os.environ.get("S2SGRAD_PROGRAMS", "40"))
 SWEEP = int(os.environ.get("S2SGRAD_SWEEP", str(max(200, PROGRAMS))))
+HELPER_SWEEP = int(os.environ.get("S2SGRAD_HELPER_PROGRAMS", "30"))
+HIGHER_EVERY = 10       # the helper sweep checks jvp and hvp on every tenth program
 
 EPS = 1e-6
 RTOL = 1e-5
@@ -88,11 +95,16 @@ class Refused(Exception):
 
 # Programs that may change an array in place while a second name refers to it.
 ALIASING = frozenset({"array_alias", "iter_alias"})
+# A value a helper returns, and a helper's parameter, are not known to be numbers or one-dimensional
+# arrays (helpers are not specialized on their arguments): `q = h(a); p = q; q += 1.0` and
+# `x = h(x); a = x[0]; x[0] = 1.0; ... a` are refused like an array's alias.
+CALLS = frozenset({"helpers", "nested_def", "recursion"})
 
 
 def refused(program: Program, error: Exception) -> bool:
+    used = program.features_used
     return (isinstance(error, s2sgrad.UnsupportedSyntax) and "changed in place through" in str(error)
-            and bool(program.features_used & ALIASING))
+            and bool(used & (ALIASING | CALLS)))
 
 
 # --- running one program -----------------------------------------------------------
@@ -222,6 +234,50 @@ def check(program: Program, args, directory) -> None:
                 + s2sgrad.source(fn, wrt=tuple(range(len(args))))))
 
 
+def check_higher(program: Program, args, directory) -> None:
+    """Forward mode and forward over reverse, after `check` passed: ``jvp`` along a direction v
+    against ``<grad, v>``, and ``hvp`` along v against central differences of ``grad`` along v."""
+    args = [np.asarray(a, dtype=float) if isinstance(a, (list, np.ndarray)) else float(a) for a in args]
+    fn = load(program, directory)
+    wrt = tuple(range(len(args)))
+    rng = np.random.default_rng(len(program.source()))
+    direction = tuple(rng.uniform(-1.0, 1.0, np.shape(a)) if isinstance(a, np.ndarray) else float(rng.uniform(-1, 1))
+                      for a in args)
+    gradient = s2sgrad.grad(fn, wrt=wrt)
+    grads = [np.asarray(runtime.densify(g), dtype=float) for g in gradient(*fresh(args))]
+    for stage in ("jvp", "hvp"):
+        try:
+            if stage == "jvp":
+                value, tangent = s2sgrad.jvp(fn, wrt=wrt)(*fresh(args), direction)
+            else:
+                products = s2sgrad.hvp(fn, wrt=wrt)(*fresh(args), direction)
+        except Exception:
+            raise AssertionError(describe(program, args, f"{stage}: raised\n{traceback.format_exc(limit=-4)}")) \
+                from None
+        if stage == "jvp":
+            expected = sum(float(np.sum(g * v)) for g, v in zip(grads, direction))
+            assert np.isclose(float(tangent), expected, rtol=1e-7, atol=1e-9), describe(
+                program, args, f"jvp along {direction}: {float(tangent)!r}, <grad, v> {expected!r}")
+            continue
+        assert len(products) == len(args), describe(program, args, f"hvp returned {len(products)} products")
+        numeric = []
+        for eps in (1e-5, 1e-6, 1e-4):
+            up = [a + eps * np.asarray(v) if isinstance(a, np.ndarray) else a + eps * v
+                  for a, v in zip(args, direction)]
+            down = [a - eps * np.asarray(v) if isinstance(a, np.ndarray) else a - eps * v
+                    for a, v in zip(args, direction)]
+            numeric.append([(np.asarray(runtime.densify(u), dtype=float) - np.asarray(runtime.densify(d), dtype=float))
+                            / (2 * eps) for u, d in zip(gradient(*up), gradient(*down))])
+            if all(np.shape(h) == np.shape(a) and np.allclose(h, n, rtol=1e-4, atol=1e-6)
+                   for h, n, a in zip(products, numeric[-1], args)):
+                break
+        else:
+            raise AssertionError(describe(
+                program, args, f"hvp along {direction}: {[np.asarray(h).tolist() for h in products]}, "
+                f"differences of grad {[[n.tolist() for n in ns] for ns in numeric]}\n--- hvp ---\n"
+                + s2sgrad.source(fn, wrt=wrt, mode="hvp", args=args)))
+
+
 # --- strategies ----------------------------------------------------------------------
 
 # values on a grid of 0.01, so that reproducers read well
@@ -237,9 +293,10 @@ def cases(draw, features=FEATURES):
     return program, args
 
 
-def random_case(seed: int, features=FEATURES):
+def random_case(seed: int, features=FEATURES, helpers: bool = False):
     rng = random.Random(seed)
-    program = generate(RandomChooser(rng), features)
+    program = generate(RandomChooser(rng), features, rates=HELPER_RATES, max_depth=2) if helpers \
+        else generate(RandomChooser(rng), features)
     args = [round(rng.uniform(-1.5, 1.5), 2) for p in program.params if p != program.array]
     if program.array is not None:
         args.append(np.array([round(rng.uniform(-1.5, 1.5), 2) for _ in range(3)]))
@@ -283,11 +340,31 @@ def test_fixed_seed_sweep(directory):
     assert not failures, f"{len(failures)} of {SWEEP} programs failed; the first:\n" + "\n".join(failures[:3])
 
 
+def test_helper_sweep(directory):
+    """HELPER_SWEEP programs that call helpers (module-level functions, nested defs, recursive ones)
+    in every way the grammar knows, from `random.Random(seed)`; every tenth also through jvp and hvp."""
+    failures, discarded = [], 0
+    for seed in range(HELPER_SWEEP):
+        program, args = random_case(seed, helpers=True)
+        try:
+            check(program, args, directory)
+            if seed % HIGHER_EVERY == 0:
+                check_higher(program, args, directory)
+        except Discard:
+            discarded += 1
+        except Refused:
+            pass
+        except AssertionError as e:
+            failures.append(f"=== seed {seed} ===\n{e}")
+    assert discarded <= HELPER_SWEEP // 4, f"{discarded} of {HELPER_SWEEP} programs discarded: the grammar needs tuning"
+    assert not failures, f"{len(failures)} of {HELPER_SWEEP} programs failed; the first:\n" + "\n".join(failures[:3])
+
+
 def test_grammar_covers_every_construct():
-    """The sweep's programs use every construct of the grammar."""
+    """The sweeps' programs use every construct of the grammar."""
     used = set()
     for seed in range(min(SWEEP, 200)):
-        used |= random_case(seed)[0].features_used
+        used |= random_case(seed)[0].features_used | random_case(seed, helpers=True)[0].features_used
     assert not FEATURES - used, f"never generated: {sorted(FEATURES - used)}"
 
 
