@@ -25,7 +25,7 @@ import gast
 import numpy as np
 
 from . import primitives, runtime
-from .aliasing import Aliasing
+from .aliasing import Aliasing, is_mutable
 from .desugar import Desugar
 from .errors import UnsupportedSyntax
 from .ir import Assign, Const, Function, Global, If, Op, Var, While
@@ -365,12 +365,16 @@ class Lowerer:
         arguments = [given.get(p) for p in params] + free
         if effects is None:                       # not analysed (recursive, or refused when it is lowered)
             return CallEffects([], [a for a in arguments if a is not None], None, set())
-        for i in effects.written:
+        defaults = {} if isinstance(fn, LiftedFunction) else \
+            {i: p.default for i, p in enumerate(inspect.signature(fn).parameters.values())}
+        unchanged = {i for i in effects.written if i < len(arguments) and arguments[i] is None
+                     and i in defaults and not is_mutable(defaults[i])}   # ``b *= 2`` on a number rebinds it
+        for i in effects.written - unchanged:
             if i < len(arguments) and arguments[i] is None:
                 raise self.error(f"the call of '{_callee_name(node)}' changes the default value of its "
                                  f"parameter '{params[i]}' in place, which would persist across calls", node,
                                  f"pass '{params[i]}' explicitly, or make the function copy it first")
-        written = [(i, arguments[i]) for i in sorted(effects.written) if i < len(arguments)]
+        written = [(i, arguments[i]) for i in sorted(effects.written - unchanged) if i < len(arguments)]
         result = [arguments[i] for i in sorted(effects.result) if i < len(arguments) and arguments[i] is not None]
         return CallEffects(written, result, effects.result_global, effects.rebindable & set(range(len(params))))
 

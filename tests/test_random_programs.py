@@ -103,8 +103,9 @@ CALLS = frozenset({"helpers", "nested_def", "recursion"})
 
 def refused(program: Program, error: Exception) -> bool:
     used = program.features_used
-    return (isinstance(error, s2sgrad.UnsupportedSyntax) and "changed in place through" in str(error)
-            and bool(used & (ALIASING | CALLS)))
+    message = str(error) if isinstance(error, s2sgrad.UnsupportedSyntax) else ""
+    return "changed in place through" in message and bool(used & (ALIASING | CALLS)) \
+        or "changed in place by the call of" in message and bool(used & CALLS)
 
 
 # --- running one program -----------------------------------------------------------
