@@ -22,7 +22,7 @@ __all__ = [
     "seq_unrepeat", "dict_keys", "format_string", "check_scalar", "assert_true", "written", "Checkpoints", "Work",
     "copy_state", "random_state", "replay", "swap_random_state", "derivative_vjp", "derivative_jvp", "unstack",
     "grad_or_zeros", "matmul_grad_a", "matmul_grad_b",
-    "tensordot_grad_a", "tensordot_grad_b", "einsum_grad", "unconcatenate", "untile", "unrepeat",
+    "tensordot_grad_a", "tensordot_grad_b", "one_step", "einsum_grad", "unconcatenate", "untile", "unrepeat",
     "undiagonal", "untake", "norm_grad", "divide_or_zero", "uncast", "cast_tangent", "clip_choice",
     "product_of_others", "product_of_others_tangent", "cumprod_grad", "cumprod_grad_tangent_y", "cumprod_grad_tangent_a", "cumprod_tangent",
     "linspace_fraction", "add_at", "subtract_at", "maximum_at", "minimum_at", "extremum_ties", "at_copy",
@@ -587,6 +587,14 @@ def clip_choice(a, lo, hi):
     if hi is not None:
         pick = np.where(low > hi, 2, pick)
     return pick
+
+
+def one_step(y, axis=0):
+    """An uninitialized array shaped like one step of `y` along `axis` (what the start and stop of
+    ``np.linspace`` broadcast to), also where `y` has no step at all (``num=0``)."""
+    shape = list(np.shape(y))
+    del shape[axis]
+    return np.empty(shape)
 
 
 def linspace_fraction(y, num, endpoint=True, axis=0):

@@ -455,3 +455,26 @@ def test_second_derivative_of_cumprod_with_a_zero_is_refused():
         sg.hvp(cumprod_sum)(np.array([1.0, 0.0, 2.0]), np.ones(3))
     np.testing.assert_allclose(sg.hessian(cumprod_sum)(np.array([1.0, 2.0, 3.0])),
                                [[0, 1 + 3, 2], [4, 0, 1], [2, 1, 0]])
+
+
+def linspace_of(x, y, num):
+    return np.linspace(x, y, num) * 2.0
+
+
+def spaces_of(x, y, num):
+    return np.sum(np.logspace(x, y, num)) + np.sum(np.geomspace(x, y + 1.0, num))
+
+
+@pytest.mark.parametrize("num", [0, 1, 2, 5])
+def test_ranges_of_any_length_in_forward_and_reverse_mode(num):
+    """``np.linspace`` with 0 or 1 points too (their tangents broadcast to one step's shape, which exists
+    where there is no step)."""
+    t = np.linspace(0.0, 1.0, num)
+    _, tangent = sg.jvp(linspace_of, wrt=(0, 1))(1.2, 3.4, num, (1.0, -1.0))
+    np.testing.assert_allclose(tangent, 2.0 * ((1.0 - t) - t), atol=1e-14)
+    _, (gx, gy) = sg.vjp(linspace_of, wrt=(0, 1))(1.2, 3.4, num, np.ones(num))
+    assert np.isclose(gx, 2.0 * np.sum(1.0 - t)) and np.isclose(gy, 2.0 * np.sum(t))
+    _, tangent = sg.jvp(spaces_of, wrt=(0, 1))(0.5, 1.5, num, (1.0, 1.0))
+    eps = 1e-6
+    numeric = (spaces_of(0.5 + eps, 1.5 + eps, num) - spaces_of(0.5 - eps, 1.5 - eps, num)) / (2 * eps)
+    assert np.isclose(tangent, numeric, rtol=1e-6, atol=1e-8)

@@ -5,7 +5,7 @@ Their gradients rearrange the output's gradient back the other way.
 import numpy as np
 
 from .. import primitives
-from ..runtime import (as_column, broadcast_like, sorted_like, unsort, cast_tangent, linspace_fraction, uncast, undiagonal, unbroadcast, unconcatenate, unrepeat, untake, untile)
+from ..runtime import (as_column, broadcast_like, sorted_like, unsort, cast_tangent, linspace_fraction, one_step, uncast, undiagonal, unbroadcast, unconcatenate, unrepeat, untake, untile)
 from .registry import adjoint, d, tangent
 
 
@@ -78,7 +78,7 @@ def linspace(y, start, stop, num=50, endpoint=True, retstep=False, dtype=None, a
 @tangent(np.linspace)
 def linspace(y, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None):
     t = linspace_fraction(y, num, endpoint, axis)
-    first = np.take(y, 0, axis=axis)             # start and stop broadcast to the shape of one step
+    first = one_step(y, axis)                    # start and stop broadcast to the shape of one step
     d[y] = cast_tangent(np.expand_dims(broadcast_like(d[start], first), axis) * (1.0 - t)
                         + np.expand_dims(broadcast_like(d[stop], first), axis) * t, dtype)
 
@@ -96,7 +96,7 @@ def logspace(y, start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=
 @tangent(np.logspace)
 def logspace(y, start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
     t = linspace_fraction(y, num, endpoint, axis)
-    first = np.take(y, 0, axis=axis)
+    first = one_step(y, axis)
     d[y] = cast_tangent(y * np.log(np.expand_dims(base, axis))
                         * (np.expand_dims(broadcast_like(d[start], first), axis) * (1.0 - t)
                            + np.expand_dims(broadcast_like(d[stop], first), axis) * t)
@@ -116,7 +116,7 @@ def geomspace(y, start, stop, num=50, endpoint=True, dtype=None, axis=0):
 @tangent(np.geomspace)
 def geomspace(y, start, stop, num=50, endpoint=True, dtype=None, axis=0):
     t = linspace_fraction(y, num, endpoint, axis)
-    first = np.take(y, 0, axis=axis)
+    first = one_step(y, axis)
     d[y] = cast_tangent(y * (np.expand_dims(broadcast_like(d[start] / start, first), axis) * (1.0 - t)
                              + np.expand_dims(broadcast_like(d[stop] / stop, first), axis) * t), dtype)
 
