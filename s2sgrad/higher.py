@@ -232,7 +232,7 @@ def source(f: Callable, wrt=0, *, mode: str = "forward", args=None) -> str:
 
 
 __all__ = ["jvp", "hvp", "hessian", "grad_of_grad", "source", "forward_generated", "dot_hint", "transform",
-           "spec_of", "derivative_rule", "vjp_of"]
+           "spec_of", "derivative_rule", "transform_of"]
 
 
 # ---------------------------------------------------------------- derivatives of derivatives
@@ -622,15 +622,15 @@ def derivative_source(fn, wrt=0, mode: str = "grad", args=None) -> str:
 
 # ---------------------------------------------------------------- a derivative called in differentiated code
 
-_VJPS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_MADE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()     # derivative -> {(kind, wrt): transform}
 
 
-def vjp_of(derivative, name: str):
-    """``vjp(derivative, wrt=name)``, made once per derivative and argument."""
-    made = _VJPS.setdefault(derivative, {})
-    if name not in made:
-        made[name] = transform("vjp", derivative, name)
-    return made[name]
+def transform_of(kind: str, derivative, wrt):
+    """``kind(derivative, wrt=wrt)`` (a vjp or jvp of a derivative called in generated code), made once."""
+    made = _MADE.setdefault(derivative, {})
+    if (kind, wrt) not in made:
+        made[kind, wrt] = transform(kind, derivative, wrt)
+    return made[kind, wrt]
 
 
 def derivative_rule(fn, written: str | None, active: list, loc) -> Rule:
@@ -663,17 +663,6 @@ def _called_derivative(fn, written, active: list, loc, how: str) -> Spec:
                                    loc, "pass it through s2sgrad.stop_gradient(...), or differentiate only "
                                         "arguments of the original function")
     return spec
-
-
-_JVPS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
-def jvp_of(derivative, names: tuple):
-    """``jvp(derivative, wrt=names)``, made once per derivative and tuple of arguments."""
-    made = _JVPS.setdefault(derivative, {})
-    if names not in made:
-        made[names] = transform("jvp", derivative, names)
-    return made[names]
 
 
 def derivative_tangent_rule(fn, written: str | None, active: list, loc) -> Rule:

@@ -920,8 +920,8 @@ class Checkpoints:
 def derivative_vjp(derivative, name: str, cotangent, *args):
     """The gradient with respect to argument `name` of ``⟨cotangent, derivative(*args)⟩``, for a derivative
     s2sgrad made called inside a differentiated function (`s2sgrad.higher.derivative_rule`)."""
-    from .higher import spec_of, vjp_of
-    grad = vjp_of(derivative, name)(*args, cotangent)[1]
+    from .higher import spec_of, transform_of
+    grad = transform_of("vjp", derivative, name)(*args, cotangent)[1]
     if grad is None:                        # every part of the cotangent is a zero
         grad = zeros_like(args[list(spec_of(derivative).params).index(name)])
     return grad
@@ -930,8 +930,8 @@ def derivative_vjp(derivative, name: str, cotangent, *args):
 def derivative_jvp(derivative, names: tuple, tangents: tuple, *args):
     """The tangent of ``derivative(*args)`` along `tangents` of the arguments `names`, for a derivative
     s2sgrad made called inside a function forward mode differentiates."""
-    from .higher import jvp_of
-    return jvp_of(derivative, names)(*args, tangents)[1]
+    from .higher import transform_of
+    return transform_of("jvp", derivative, names)(*args, tangents)[1]
 
 
 def _sort_order(a, axis):
@@ -968,32 +968,21 @@ def _copy(a):
     return np.array(a, copy=True)
 
 
-def add_at(a, indices, b):
-    """``np.add.at(a, indices, b)`` on a copy of `a`: b added at the indices, repeats accumulated."""
-    out = _copy(a)
-    np.add.at(out, indices, b)
-    return out
+def _functional_at(ufunc):
+    """``ufunc.at(a, indices, b)`` on a copy of `a`, as a function of its own (one rule each)."""
+    def at(a, indices, b):
+        out = _copy(a)
+        ufunc.at(out, indices, b)
+        return out
+    at.__name__ = at.__qualname__ = f"{ufunc.__name__}_at"
+    at.__doc__ = f"``np.{ufunc.__name__}.at(a, indices, b)`` on a copy of `a`: repeats accumulated."
+    return at
 
 
-def subtract_at(a, indices, b):
-    """``np.subtract.at(a, indices, b)`` on a copy of `a`."""
-    out = _copy(a)
-    np.subtract.at(out, indices, b)
-    return out
-
-
-def maximum_at(a, indices, b):
-    """``np.maximum.at(a, indices, b)`` on a copy of `a`."""
-    out = _copy(a)
-    np.maximum.at(out, indices, b)
-    return out
-
-
-def minimum_at(a, indices, b):
-    """``np.minimum.at(a, indices, b)`` on a copy of `a`."""
-    out = _copy(a)
-    np.minimum.at(out, indices, b)
-    return out
+add_at = _functional_at(np.add)
+subtract_at = _functional_at(np.subtract)
+maximum_at = _functional_at(np.maximum)
+minimum_at = _functional_at(np.minimum)
 
 
 def extremum_ties(y, a, indices, b):

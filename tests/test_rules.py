@@ -103,6 +103,9 @@ for fn, make1, make2 in BINARY:
     add(case(fn, lambda rng, m=make1: float(m()(rng)), lambda rng, m=make2: float(m()(rng)), wrt=(0, 1),
              name=f"{qualified}-floats"))
 add(case(np.power, uniform(0.5, 2.0, 3, 4), 3, name="power-int-exponent"),
+    # polynomial features at 0: exponent 0 at base 0 has derivative 0 (not 0 * inf)
+    case(np.power, lambda rng: np.array([0.0, 0.0, 0.0, 0.7]), np.arange(4.0), name="power-zeros-base-and-exponent"),
+    case(operator.pow, lambda rng: np.array([0.0, 0.0, 0.0, 0.7]), np.arange(4), name="operator.pow-zeros-base"),
     case(np.power, uniform(0.5, 2.0, 3, 4), 2.5, name="power-float-exponent"),
     case(operator.neg, normal(3, 4), name="neg"), case(operator.pos, normal(3), name="pos"),
     case(operator.matmul, normal(3, 4), normal(4, 2), wrt=(0, 1), name="matmul-op"))
