@@ -439,7 +439,8 @@ def parse_args(argv=None):
                         help="only these tools besides forward and hand-written "
                              f"({' '.join(PEER_NAMES)})")
     parser.add_argument("--out", type=Path,
-                        help="where RESULTS.md and results.png go (default benchmarks/, or benchmarks/out/ with --quick)")
+                        help="where RESULTS.md and results.png go "
+                             "(default benchmarks/, or benchmarks/out/ with --quick)")
     options = parser.parse_args(argv)
     if options.rounds is not None and options.rounds < 1:
         parser.error("--rounds must be at least 1")

@@ -6,10 +6,10 @@
     >>> df = sg.grad(f)
     >>> print(sg.source(f))          # the generated gradient df runs, as plain Python     # doctest: +SKIP
 """
-from .api import check_grad, checkpointed, grad, recompute, source, stop_gradient, value_and_grad, vjp
-from .errors import (NoDerivativeRule, NonScalarOutput, S2SGradError, SourceNotFound, UnsupportedSyntax,
-                     WrtError)
-from .higher import hessian, hvp, jvp
+from .api.forward import hessian, hvp, jvp
+from .api.reverse import check_grad, grad, source, value_and_grad, vjp
+from .errors import NoDerivativeRule, NonScalarOutput, S2SGradError, SourceNotFound, UnsupportedSyntax, WrtError
+from .markers import checkpointed, recompute, stop_gradient
 from .optimizations import OPTIMIZATIONS
 from .rules import adjoint, d, tangent
 from .runtime import SparseGrad

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .api import source
+from .api.reverse import source
 from .errors import S2SGradError
 
 

@@ -14,7 +14,7 @@ every such read; the `Guard` built from them says whether the world still looks 
   same description is put into that namespace (or read through the live object, for ``cfg.lam``);
   any other invalidates the code.
 
-Registering a derivative rule invalidates all generated code (`registry.VERSION`).
+Registering a derivative rule invalidates all generated code (`invalidate_all`).
 
     >>> with recording() as reads:                # doctest: +SKIP
     ...     namespace = generate_and_compile()    # parse, lower, analyze, emit: every read is noted
@@ -33,18 +33,22 @@ from operator import attrgetter
 
 import numpy as np
 
-from .rules import registry
-
 MISSING = object()           # a name that is not bound (or an empty cell, or a missing attribute)
 _RECORDERS: list = []        # the recordings in progress
-_VERSION = registry.VERSION
+_VERSION = [0]               # counts registrations of derivative rules: generated code is valid for one version
+
+
+def invalidate_all() -> None:
+    """Make all generated code stale: a derivative rule was registered (see `s2sgrad.rules.registry`)."""
+    _VERSION[0] += 1
 
 
 class _Reads:
     """The reads of one generation: places (a name in a dict or a cell, then attributes) and functions."""
 
     def __init__(self):
-        self.places: dict = {}           # (id(container), name, attributes) -> [container, cell?, name, attributes, value]
+        # (id(container), name, attributes) -> [container, cell?, name, attributes, value]
+        self.places: dict = {}
         self.functions: dict = {}        # id(function) -> (function, its state)
 
 

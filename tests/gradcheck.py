@@ -19,8 +19,8 @@ import pytest
 
 import s2sgrad as sg
 from s2sgrad import runtime
-from s2sgrad.lower import assert_true
-from s2sgrad.primitives import astype, make_list, make_tuple, not_in, seq_getitem
+from s2sgrad.frontend.lower import assert_true
+from s2sgrad.ir.primitives import astype, make_list, make_tuple, not_in, seq_getitem
 
 STEP = 1e-4
 

@@ -5,12 +5,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import api_cases as cases
 import numpy as np
 import pytest
 
 import s2sgrad as sg
-
-import api_cases as cases
 
 
 def test_decorator_forms():
@@ -35,7 +34,7 @@ def test_source_is_what_runs():
 
 
 def test_generated_code_is_visible_to_inspect_and_tracebacks():
-    fn = sg.api.generated(cases.design, ["x"], "grad", ("scalar", "int"))
+    fn = sg.api.reverse.generated(cases.design, ["x"], "grad", ("scalar", "int"))
     assert inspect.getsource(fn).startswith("def ddesign_dx(x, n, dy=1.0):")
     assert linecache.getline(fn.__code__.co_filename, fn.__code__.co_firstlineno).startswith("def ddesign_dx")
     with pytest.warns(RuntimeWarning):           # sqrt'(0) divides by zero: the warning names the generated file
@@ -43,16 +42,16 @@ def test_generated_code_is_visible_to_inspect_and_tracebacks():
 
 
 def test_each_generated_module_keeps_its_own_text():
-    a = sg.api.generated(cases.design, ["x"], "grad", ("scalar", "int"))
-    b = sg.api.generated(cases.design, ["x"], "value_and_grad", ("scalar", "int"))
+    a = sg.api.reverse.generated(cases.design, ["x"], "grad", ("scalar", "int"))
+    b = sg.api.reverse.generated(cases.design, ["x"], "value_and_grad", ("scalar", "int"))
     assert a.__code__.co_filename != b.__code__.co_filename
     assert "return dx" in "".join(linecache.getlines(a.__code__.co_filename))
     assert "return (y_3, dx)" in "".join(linecache.getlines(b.__code__.co_filename))
 
 
 def test_generated_code_is_cached():
-    first = sg.api.generated(cases.design, ["x"], "grad", ("scalar", "int"))
-    assert sg.api.generated(cases.design, ["x"], "grad", ("scalar", "int")) is first
+    first = sg.api.reverse.generated(cases.design, ["x"], "grad", ("scalar", "int"))
+    assert sg.api.reverse.generated(cases.design, ["x"], "grad", ("scalar", "int")) is first
 
 
 def test_verbose_prints_the_source(capsys):

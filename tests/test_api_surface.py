@@ -13,22 +13,19 @@ from __future__ import annotations
 import builtins
 import copy
 import importlib.util
-import itertools
 import math
-import operator
 import tempfile
 import textwrap
-import types
 from pathlib import Path
 
 import numpy as np
 import pytest
+from test_rules import CASES
 
 import s2sgrad as sg
-from s2sgrad import primitives, runtime
+from s2sgrad import runtime
+from s2sgrad.ir import primitives
 from s2sgrad.rules.registry import _RULES
-
-from test_rules import CASES
 
 STEP = 1e-4
 RTOL = 1e-6

@@ -3,7 +3,6 @@
 import builtins
 import importlib.util
 
-import numpy as np
 import pytest
 
 import s2sgrad as sg

@@ -22,7 +22,9 @@ import numpy as np
 import pytest
 
 import s2sgrad as sg
-from s2sgrad import api, d, higher
+from s2sgrad import d
+from s2sgrad.api import generation
+from s2sgrad.api import reverse as api
 from s2sgrad.rules import registry
 
 WORLD = '''
@@ -422,7 +424,7 @@ def collect() -> None:
 
 
 def _generated_count() -> int:
-    return len(api._CACHE) + len(higher._CACHE)
+    return len(generation._CACHE) + len(generation._FORWARD_CACHE)
 
 
 def _generated_lines() -> int:
@@ -468,5 +470,5 @@ def test_one_derivative_keeps_a_bounded_number_of_specializations():
         np.testing.assert_allclose(derivative(np.ones(n)), 2.0 * np.ones(n))
     cells = dict(zip(derivative.__code__.co_freevars, derivative.__closure__))
     assert len(cells["compiled"].cell_contents) <= api.CACHE_LIMIT
-    for table in api._CACHE.tables.values():
+    for table in generation._CACHE.tables.values():
         assert len(table) <= table.limit

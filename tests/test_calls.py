@@ -14,11 +14,10 @@ import importlib.util
 
 import numpy as np
 import pytest
+from gradcheck import assert_grad_matches_fd
 
 import s2sgrad as sg
 from s2sgrad import runtime
-
-from gradcheck import assert_grad_matches_fd
 
 HELPERS = {
     "ignores_a": "def helper(a, b):\n    return 2.0 * b\n",

@@ -1,13 +1,12 @@
 """Ordinary constructs that used to crash are differentiated right: grad, jvp and hvp against finite
 differences (construct_cases.py), the Hessian of a dict argument, check_grad of a generated gradient."""
-import numpy as np
-import pytest
-
-import s2sgrad as sg
-
 import construct_cases
 import gradcheck
+import numpy as np
+import pytest
 from construct_cases import CASES, D, X
+
+import s2sgrad as sg
 
 STEP = 1e-5
 

@@ -8,11 +8,9 @@ import math
 
 import numpy as np
 import pytest
+from gradcheck import assert_grad_matches_fd, assert_lowered_matches, assert_vjp_matches_fd, lowered_params, run_lowered
 
 import s2sgrad as sg
-
-from gradcheck import (assert_grad_matches_fd, assert_lowered_matches, assert_vjp_matches_fd, lowered_params,
-                       run_lowered)
 
 N = 3          # a module global named by a default value
 SCALE = 0.5    # a module global read by a function

@@ -6,7 +6,6 @@ is refused at its line. ``__wrapped__`` of a user's function is never followed i
 """
 from __future__ import annotations
 
-import functools
 import importlib.util
 import inspect
 import itertools

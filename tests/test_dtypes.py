@@ -2,9 +2,9 @@
 import numpy as np
 import pytest
 
-from s2sgrad.dtypes import REAL, Dtypes, dtype_of, is_real
-from s2sgrad.ir import Var
-from s2sgrad.lower import lower_function
+from s2sgrad.analysis.dtypes import REAL, Dtypes, dtype_of, is_real
+from s2sgrad.frontend.lower import lower_function
+from s2sgrad.ir.nodes import Var
 
 
 def tanh_layer(W, h, b):

@@ -2,12 +2,11 @@
 import inspect
 import re
 
+import error_cases
 import numpy as np
 import pytest
 
 import s2sgrad as sg
-
-import error_cases
 
 FILE = error_cases.__file__
 

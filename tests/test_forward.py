@@ -1,4 +1,4 @@
-"""Forward mode (`s2sgrad.higher.jvp`) end to end: every construct the reverse mode supports, against
+"""Forward mode (`s2sgrad.api.forward.jvp`) end to end: every construct the reverse mode supports, against
 central finite differences along random directions, and against the gradient (``jvp · v = <grad, v>``)
 on random programs. Also: the generated code (readable, no zero arithmetic), and that neither the
 arguments nor the tangents passed in are ever modified.
@@ -12,14 +12,13 @@ import re
 
 import numpy as np
 import pytest
+from program_grammar import RandomChooser, generate
 
 import s2sgrad as sg
 from s2sgrad import NoDerivativeRule, d, runtime
-from s2sgrad.higher import jvp, source
+from s2sgrad.api.forward import jvp, source
 from s2sgrad.rules import tangent
 from s2sgrad.rules.registry import _RULES
-
-from program_grammar import RandomChooser, generate
 
 STEP = 1e-4
 

@@ -8,10 +8,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import showcase
 
 import s2sgrad as sg
-
-import showcase
 
 GOLDEN = Path(__file__).parent / "golden"
 rng = np.random.default_rng(0)

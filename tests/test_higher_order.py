@@ -11,12 +11,12 @@ import re
 
 import numpy as np
 import pytest
+from program_grammar import RandomChooser, generate
 
 import s2sgrad as sg
 from s2sgrad import runtime
-from s2sgrad.higher import dot_hint, forward_generated, grad_of_grad, hessian, hvp, source
-
-from program_grammar import RandomChooser, generate
+from s2sgrad.api.forward import grad_of_grad, hessian, hvp, source
+from s2sgrad.api.generation import dot_hint, forward_generated
 
 STEP = 1e-4
 

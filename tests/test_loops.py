@@ -7,10 +7,9 @@ Each one is also run in its lowered form (`sg.source(f, stage="lowered")`, loops
 
 import numpy as np
 import pytest
+from gradcheck import assert_grad_matches_fd, assert_lowered_matches, lowered_params, run_lowered
 
 import s2sgrad as sg
-
-from gradcheck import assert_grad_matches_fd, assert_lowered_matches, lowered_params, run_lowered
 
 
 def rand(*shape, seed=0, low=None, high=None):

@@ -15,14 +15,15 @@ import keyword
 import os
 import re
 
+import gradcheck
 import numpy as np
 import pytest
 
 import s2sgrad as sg
-from s2sgrad import higher, names, runtime, schedules
+from s2sgrad import runtime, schedules
+from s2sgrad.api import forward
+from s2sgrad.ir import names
 from s2sgrad.rules import registry
-
-import gradcheck
 
 # Builtins the code around derivative rules calls (found in the emitters' source below).
 EMITTED_BUILTINS = ["float", "len", "list", "min", "range", "slice", "sum", "tuple", "zip"]
@@ -92,7 +93,7 @@ def test_a_name_generated_code_uses_is_never_taken_from_it(name, directory):
         assert tangent == pytest.approx(fd_directional(f, X, V), rel=1e-5, abs=1e-7)
         np.testing.assert_allclose(sg.hvp(f)(X, V), fd_directional(sg.grad(f), X, V), rtol=1e-5, atol=1e-7)
         if name in names.own_names() - {"_"}:        # no variable in generated code takes the name
-            for source in (sg.source(f), sg.source(f, mode="vjp"), higher.source(f)):
+            for source in (sg.source(f), sg.source(f, mode="vjp"), forward.source(f)):
                 stored = {n.id for n in ast.walk(ast.parse(source))
                           if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
                 assert name not in stored, source

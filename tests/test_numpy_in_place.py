@@ -12,11 +12,10 @@ import textwrap
 
 import numpy as np
 import pytest
-
-import s2sgrad as sg
-
 from gradcheck import assert_grad_matches_fd
 from test_forward import check_jvp
+
+import s2sgrad as sg
 
 _counter = itertools.count()
 

@@ -4,12 +4,11 @@ import math
 from pathlib import Path
 
 import numpy as np
+import optimization_cases as cases
 import pytest
 
 import s2sgrad as sg
 from s2sgrad.optimizations import ALL, NEEDS, needing, resolve
-
-import optimization_cases as cases
 
 rng = np.random.default_rng(0)
 
@@ -179,16 +178,16 @@ def test_every_expectation_names_an_optimization():
 def test_false_is_the_empty_set_and_true_is_every_optimization():
     kinds = ("scalar", "int")
     assert resolve(False) == frozenset() and resolve(True) == frozenset(sg.OPTIMIZATIONS)
-    assert sg.api.generated(cases.loop, ["x"], "grad", kinds, optimize=False) \
-        is sg.api.generated(cases.loop, ["x"], "grad", kinds, optimize=[])
-    assert sg.api.generated(cases.loop, ["x"], "grad", kinds, optimize=True) \
-        is sg.api.generated(cases.loop, ["x"], "grad", kinds, optimize=list(sg.OPTIMIZATIONS))
+    assert sg.api.reverse.generated(cases.loop, ["x"], "grad", kinds, optimize=False) \
+        is sg.api.reverse.generated(cases.loop, ["x"], "grad", kinds, optimize=[])
+    assert sg.api.reverse.generated(cases.loop, ["x"], "grad", kinds, optimize=True) \
+        is sg.api.reverse.generated(cases.loop, ["x"], "grad", kinds, optimize=list(sg.OPTIMIZATIONS))
 
 
 def test_different_sets_do_not_share_generated_code():
     kinds = ("scalar", "int")
-    everything = sg.api.generated(cases.loop, ["x"], "grad", kinds)
-    one_less = sg.api.generated(cases.loop, ["x"], "grad", kinds, optimize=ALL - {"float_math"})
+    everything = sg.api.reverse.generated(cases.loop, ["x"], "grad", kinds)
+    one_less = sg.api.reverse.generated(cases.loop, ["x"], "grad", kinds, optimize=ALL - {"float_math"})
     assert one_less is not everything and one_less.source != everything.source
 
 
@@ -304,7 +303,7 @@ def test_batched_sums_leave_the_callers_seed_alone():
 
 
 def test_float_math_twins_give_numpys_results_bit_for_bit():
-    from s2sgrad.inline import SCALAR_TWINS
+    from s2sgrad.transforms.inline import SCALAR_TWINS
     values = np.concatenate([rng.standard_normal(20000) * scale for scale in (1e-3, 1.0, 10.0, 1e4)])
     for numpy_name, math_name in SCALAR_TWINS.items():
         numpy_f, math_f = getattr(np, numpy_name), getattr(math, math_name)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import s2sgrad as sg
-from s2sgrad.peephole import simplify_arithmetic
+from s2sgrad.backend.peephole import simplify_arithmetic
 
 REWRITES = [
     ("dx += -(d * y) * y", "dx -= d * y * y"),

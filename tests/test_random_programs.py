@@ -58,12 +58,12 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from program_grammar import ALL_FEATURES, HELPER_RATES, DrawChooser, Program, RandomChooser, generate
 
 import s2sgrad
-from s2sgrad import primitives, runtime
-from s2sgrad.lower import assert_true
-
-from program_grammar import ALL_FEATURES, HELPER_RATES, DrawChooser, Program, RandomChooser, generate
+from s2sgrad import runtime
+from s2sgrad.frontend.lower import assert_true
+from s2sgrad.ir import primitives
 
 PROGRAMS = int(os.environ.get("S2SGRAD_PROGRAMS", "40"))
 SWEEP = int(os.environ.get("S2SGRAD_SWEEP", str(max(200, PROGRAMS))))

@@ -9,10 +9,9 @@ import tracemalloc
 
 import numpy as np
 import pytest
+from gradcheck import assert_grad_matches_fd
 
 import s2sgrad as sg
-
-from gradcheck import assert_grad_matches_fd
 
 RUNS = []
 INNER_RUNS = []

@@ -4,9 +4,9 @@ Every kind of index that can repeat is swept (lists, integer arrays, tuples of t
 2-D index arrays), with repeats and without, each against finite differences in reverse and forward mode."""
 import numpy as np
 import pytest
+from gradcheck import assert_grad_matches_fd
 
 import s2sgrad as sg
-from gradcheck import assert_grad_matches_fd
 
 INDICES = {
     "list": [0, 0, 2],

@@ -11,13 +11,12 @@ import operator
 
 import numpy as np
 import pytest
-
-from s2sgrad import primitives, runtime
-from s2sgrad.rules import is_nondifferentiable, rule_for
-from s2sgrad.rules.registry import _RULES
-
 from rule_harness import Case, adjoint_name, check_rule
 
+from s2sgrad import runtime
+from s2sgrad.ir import primitives
+from s2sgrad.rules import is_nondifferentiable, rule_for
+from s2sgrad.rules.registry import _RULES
 
 # --- argument makers: each takes a random generator ------------------------------
 
@@ -191,7 +190,7 @@ add(
     case(primitives.astype, normal(3, 4), bool, name="astype-bool"),
     # narrower floats only where their rounding is far below the finite differences' step
     case(primitives.astype, uniform(-1e-5, 1e-5, 3, 4), np.float32, name="astype-float32"),
-    case(np.float32, uniform(-1e-5, 1e-5, 3, 4), name="float32"), 
+    case(np.float32, uniform(-1e-5, 1e-5, 3, 4), name="float32"),
     # (np.float16 rounds too coarsely for finite differences: test_float16_cast below)
     case(np.float64, normal(3), name="float64"), case(np.longdouble, normal(3), name="longdouble"),
     case(np.full, (3, 4), scalar(), wrt=(1,), name="full"),

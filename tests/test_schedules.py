@@ -18,10 +18,17 @@ from hypothesis import strategies as st
 
 from s2sgrad import schedules
 from s2sgrad.schedules import (
-    Advance, Free, Online, Periodic, Restore, Reverse, Revolve, Snapshot,
-    optimal_forward_steps, repetition_number,
+    Advance,
+    Free,
+    Online,
+    Periodic,
+    Restore,
+    Reverse,
+    Revolve,
+    Snapshot,
+    optimal_forward_steps,
+    repetition_number,
 )
-
 
 # ---------------------------------------------------------------- the simulator
 

@@ -8,14 +8,14 @@ import ast
 
 import numpy as np
 import pytest
-
-from s2sgrad import primitives, runtime
-from s2sgrad.rules import rule_for, tangent_rule_for
-from s2sgrad.rules.registry import _RULES, _TANGENT_ONLY
-
 from rule_harness import Case, random_like
 from tangent_harness import check_tangent, rule_jvp
 from test_rules import CASES, HAND_CHECKED, normal, with_zeros
+
+from s2sgrad import runtime
+from s2sgrad.ir import primitives
+from s2sgrad.rules import rule_for, tangent_rule_for
+from s2sgrad.rules.registry import _RULES, _TANGENT_ONLY
 
 # --- the runtime helpers of generated gradients: linear in the gradient, the rest gives shapes -----------
 

@@ -4,11 +4,10 @@ import re
 
 import numpy as np
 import pytest
+from gradcheck import finite_difference
 
 import s2sgrad as sg
 from s2sgrad.runtime import Stack
-
-from gradcheck import finite_difference
 
 rng = np.random.default_rng(3)
 

@@ -17,9 +17,9 @@ import random
 
 import numpy as np
 import pytest
+from view_programs import MAKERS, generate
 
 import s2sgrad
-from view_programs import MAKERS, generate
 
 PROGRAMS = int(os.environ.get("S2SGRAD_VIEW_PROGRAMS", "100"))
 EPS = 1e-6

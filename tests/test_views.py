@@ -5,11 +5,10 @@ import inspect
 
 import numpy as np
 import pytest
-
-import s2sgrad as sg
-
 import view_cases as c
 from gradcheck import assert_grad_matches_fd
+
+import s2sgrad as sg
 
 X = np.array([0.3, 0.5, 0.7, 0.9])
 
@@ -98,7 +97,7 @@ def test_lookalikes_stay_right(fn):
 
 
 def test_the_view_table_knows_every_view_function():
-    from s2sgrad.aliasing import view_of
+    from s2sgrad.frontend.aliasing import view_of
     for fn in (np.reshape, np.asarray, np.asanyarray, np.squeeze, np.transpose, np.ravel, np.expand_dims,
                np.atleast_1d, np.atleast_2d, np.swapaxes, np.moveaxis, np.broadcast_to, np.diagonal, np.split,
                np.flip, np.real, sg.stop_gradient):

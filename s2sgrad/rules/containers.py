@@ -7,10 +7,29 @@ import builtins
 
 import numpy as np
 
-from .. import primitives, runtime
-from ..runtime import (add_at, cast_tangent, densify, extremum_ties, grad_or_zeros, list_append, seq_concat,
-                       seq_repeat, seq_scatter, seq_setitem, seq_unrepeat, seq_unwritten, seq_written, setitem,
-                       unbroadcast, uncast, unreduce, unstack, written)
+from .. import runtime
+from ..ir import primitives
+from ..runtime import (
+    add_at,
+    cast_tangent,
+    densify,
+    extremum_ties,
+    grad_or_zeros,
+    list_append,
+    seq_concat,
+    seq_repeat,
+    seq_scatter,
+    seq_setitem,
+    seq_unrepeat,
+    seq_unwritten,
+    seq_written,
+    setitem,
+    unbroadcast,
+    uncast,
+    unreduce,
+    unstack,
+    written,
+)
 from .registry import adjoint, d, tangent
 
 

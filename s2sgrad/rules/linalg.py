@@ -6,8 +6,17 @@ matrices too (the last two axes), as NumPy's do.
 """
 import numpy as np
 
-from ..runtime import (einsum_grad, einsum_tangent, grad_or_zeros, matmul_grad_a, matmul_grad_b, tensordot_grad_a,
-                       tensordot_grad_b, unbroadcast, undiagonal)
+from ..runtime import (
+    einsum_grad,
+    einsum_tangent,
+    grad_or_zeros,
+    matmul_grad_a,
+    matmul_grad_b,
+    tensordot_grad_a,
+    tensordot_grad_b,
+    unbroadcast,
+    undiagonal,
+)
 from .registry import adjoint, d, tangent
 
 

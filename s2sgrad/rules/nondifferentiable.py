@@ -16,14 +16,17 @@ import math
 
 import numpy as np
 
-from .. import primitives, runtime
+from .. import runtime
 from ..errors import NoDerivativeRule
+from ..ir import primitives
+from ..markers import stop_gradient
 from .registry import nondifferentiable
 
 _NUMPY = """
     shape ndim size result_type can_cast promote_types min_scalar_type iscomplexobj isrealobj
     isscalar issubdtype broadcast_shapes iterable
-    zeros ones empty zeros_like ones_like empty_like eye identity tri indices diag_indices diag_indices_from tril_indices triu_indices
+    zeros ones empty zeros_like ones_like empty_like eye identity tri indices diag_indices diag_indices_from
+    tril_indices triu_indices
     tril_indices_from triu_indices_from mask_indices ravel_multi_index unravel_index
     argmax argmin nanargmax nanargmin argsort argpartition argwhere lexsort searchsorted digitize
     nonzero flatnonzero count_nonzero isin
@@ -88,7 +91,7 @@ def value_arguments(op) -> list | None:
 
 OPAQUE = {str, repr, format, ascii, hash, id, runtime.format_string}   # refused with a message of their own
 
-nondifferentiable(primitives.both, primitives.either, primitives.not_in, runtime.dict_keys, np.ndindex)
+nondifferentiable(primitives.both, primitives.either, primitives.not_in, runtime.dict_keys, np.ndindex, stop_gradient)
 
 
 def opaque_call_error(fn, loc):

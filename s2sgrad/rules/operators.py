@@ -10,14 +10,6 @@ from ..runtime import matmul_grad_a, matmul_grad_b, scatter, unbroadcast
 from .registry import adjoint, d, nondifferentiable, tangent
 
 
-
-
-
-
-
-
-
-
 @adjoint(operator.pow)
 def pow(y, a, b):
     d[a] = unbroadcast(d[y] * b * a ** np.where(b == 0, 1, b - 1), a)        # (b = 0: zero, also at a = 0)

@@ -29,6 +29,9 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import Callable
 
+from .. import guards
+from ..ir.names import TEMPLATE_BUILTINS
+
 
 class _Adjoints:
     """The ``d`` of rule templates. Rules are parsed, never run, so this only has to exist."""
@@ -97,8 +100,6 @@ _RULES: dict[int, Rule] = {}
 _TANGENT_ONLY: dict[int, Rule] = {}        # forward-mode rules of primitives that have no adjoint
 _NONDIFFERENTIABLE: dict[int, object] = {}
 _KEEPALIVE: list[object] = []
-TEMPLATE_BUILTINS: set[str] = set()        # builtins that rule templates call (generated code then calls them)
-VERSION = [0]                              # counts registrations: generated code is valid for one version
 
 
 def _parse_template(template: Callable) -> tuple[str, inspect.Signature, list[ast.stmt]]:
@@ -129,7 +130,7 @@ def adjoint(*primitives: object) -> Callable[[Callable], Callable]:
             _KEEPALIVE.append(primitive)
             _RULES[id(primitive)] = Rule(primitive, template, output, signature, body)
             _NONDIFFERENTIABLE.pop(id(primitive), None)
-        VERSION[0] += 1
+        guards.invalidate_all()
         return template
     return register
 
@@ -159,7 +160,7 @@ def tangent(*primitives: object) -> Callable[[Callable], Callable]:
                 _RULES[id(primitive)].tangent = rule
             else:
                 _TANGENT_ONLY[id(primitive)] = rule
-        VERSION[0] += 1
+        guards.invalidate_all()
         return template
     return register
 
@@ -169,7 +170,7 @@ def nondifferentiable(*primitives: object) -> None:
     for primitive in primitives:
         _KEEPALIVE.append(primitive)
         _NONDIFFERENTIABLE[id(primitive)] = primitive
-    VERSION[0] += 1
+    guards.invalidate_all()
 
 
 def rule_for(primitive: object) -> Rule | None:

@@ -13,11 +13,47 @@ the gradient's tangent:
 These helpers have no adjoint rule: reverse mode over generated code is not supported.
 """
 from .. import runtime
-from ..runtime import (add_grads, broadcast_like, cast_tangent, complete, cumprod_grad, cumprod_grad_tangent_a, cumprod_grad_tangent_y, densify,
-                       divide_or_zero, product_of_others, product_of_others_tangent, sorted_like, uncast, unsort, einsum_grad, einsum_grad_tangent, grad_or_zeros,
-                       matmul_grad_a, matmul_grad_b, scatter, seq_scatter, stack_pop, stack_pop_rows, stack_push, sum_to, tensordot_grad_a,
-                       tensordot_grad_b, unbroadcast, unconcatenate, undiagonal, unreduce, unrepeat, unstack, untake,
-                       untile, written, seq_written, seq_unwritten, seq_unrepeat)
+from ..runtime import (
+    add_grads,
+    broadcast_like,
+    cast_tangent,
+    complete,
+    cumprod_grad,
+    cumprod_grad_tangent_a,
+    cumprod_grad_tangent_y,
+    densify,
+    divide_or_zero,
+    einsum_grad,
+    einsum_grad_tangent,
+    grad_or_zeros,
+    matmul_grad_a,
+    matmul_grad_b,
+    product_of_others,
+    product_of_others_tangent,
+    scatter,
+    seq_scatter,
+    seq_unrepeat,
+    seq_unwritten,
+    seq_written,
+    sorted_like,
+    stack_pop,
+    stack_pop_rows,
+    stack_push,
+    sum_to,
+    tensordot_grad_a,
+    tensordot_grad_b,
+    unbroadcast,
+    uncast,
+    unconcatenate,
+    undiagonal,
+    unreduce,
+    unrepeat,
+    unsort,
+    unstack,
+    untake,
+    untile,
+    written,
+)
 from .registry import d, nondifferentiable, tangent
 
 # Results that carry no derivative: zeros, checks, empty stacks, what is kept of a value's shape.

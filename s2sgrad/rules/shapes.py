@@ -4,8 +4,23 @@ Their gradients rearrange the output's gradient back the other way.
 """
 import numpy as np
 
-from .. import primitives
-from ..runtime import (as_column, broadcast_like, sorted_like, unsort, cast_tangent, linspace_fraction, one_step, uncast, undiagonal, unbroadcast, unconcatenate, unrepeat, untake, untile)
+from ..ir import primitives
+from ..runtime import (
+    as_column,
+    broadcast_like,
+    cast_tangent,
+    linspace_fraction,
+    one_step,
+    sorted_like,
+    unbroadcast,
+    uncast,
+    unconcatenate,
+    undiagonal,
+    unrepeat,
+    unsort,
+    untake,
+    untile,
+)
 from .registry import adjoint, d, tangent
 
 

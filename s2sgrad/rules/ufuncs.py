@@ -11,7 +11,6 @@ import numpy as np
 from ..runtime import clip_choice, divide_or_zero, unbroadcast
 from .registry import adjoint, d, tangent
 
-
 # --- exponentials and logarithms ---------------------------------------------
 
 @adjoint(np.exp)

@@ -1,0 +1,379 @@
+"""Stage 3: which values need an adjoint, and what kind of value each name holds.
+
+A value is *active* if it depends on a `wrt` input through differentiable
+operations (it is *varied*) and the output depends on it (it is *useful*).
+Only active values get adjoint code. A name's *kind* says how its adjoints
+add up: ``"tensor"`` (numbers and arrays, added with ``+``), ``"seq"`` (lists
+and tuples, added elementwise), or ``"unknown"``.
+
+    >>> import numpy as np
+    >>> from s2sgrad.frontend.lower import lower_function
+    >>> def f(x, w):
+    ...     y = np.sin(x) * 2.0
+    ...     return np.sum(y * np.cos(w))
+    >>> lowered, _ = lower_function(f)
+    >>> "w" in analyze(lowered, wrt=["x"]).active, "w" in analyze(lowered, wrt=["w"]).active
+    (False, True)
+"""
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import UnsupportedSyntax
+from ..ir import primitives
+from ..ir.nodes import Assign, Const, Function, Global, If, Op, Var, While
+from ..rules import is_nondifferentiable, rule_for
+from ..rules.nondifferentiable import value_arguments
+from .dtypes import Dtypes, is_real
+from .shapes import Shapes
+
+TENSOR, SEQ, UNKNOWN = "tensor", "seq", "unknown"
+DICT = "dict"                     # an argument's kind: a dict (a "seq" to the analysis)
+
+
+@dataclass(frozen=True)
+class Fields:
+    """An argument's kind: a named tuple with these fields (a "seq" to the analysis; ``p.a`` is ``p[0]``)."""
+    names: tuple
+
+
+SEQ_MAKERS = {primitives.make_list, primitives.make_tuple, primitives.list_append, primitives.seq_setitem,
+              primitives.seq_concat, primitives.seq_repeat,
+              np.linalg.slogdet}              # (a function with a rule whose result is a tuple)
+NONE_KIND = "none"
+
+
+@dataclass
+class Analysis:
+    active: set = field(default_factory=set)
+    kind: dict = field(default_factory=dict)
+    shapes: "Shapes" = None
+    arg_kinds: dict = field(default_factory=dict)     # what the code is specialized on, per parameter
+    dtypes: "Dtypes | None" = None                    # when it is specialized on dtypes too
+    real_adjoints: bool = False                       # every value and adjoint real, of at most 64 bits
+
+    def is_active(self, atom) -> bool:
+        return isinstance(atom, Var) and atom.name in self.active
+
+
+def analyze(fn: Function, wrt: list[str], arg_kinds: dict[str, str] | None = None,
+            activity: bool = True, arg_dtypes: dict | None = None, seed_dtype=float) -> Analysis:
+    """Activity, kinds and shapes of every name in `fn`, differentiating with respect to `wrt`.
+
+    `arg_kinds` maps parameters to "int", "scalar", "seq", "tensor" or an array's shape (default "tensor").
+    `arg_dtypes`, if given, maps each parameter to its dtype descriptor (see `dtypes`), and
+    `seed_dtype` is the output adjoint's.
+    Without `activity` (for comparison), values computed by derivative rules from the other
+    parameters (not known to be integers) count as varied too: they get adjoint code nothing reads.
+    """
+    analysis = Analysis(arg_kinds=dict(arg_kinds or {}))
+    kinds = analysis.kind
+    known_shapes, ints = {}, set()
+    for param in fn.params:
+        kind = (arg_kinds or {}).get(param, TENSOR)
+        if kind in (SCALAR, INT):
+            known_shapes[param] = ()
+            if kind == INT:
+                ints.add(param)
+            kind = TENSOR
+        elif kind == DICT or isinstance(kind, Fields):
+            kind = SEQ
+        elif isinstance(kind, tuple):           # an array of this shape
+            known_shapes[param] = kind
+            kind = TENSOR
+        kinds[param] = kind
+    analysis.shapes = Shapes(known_shapes, ints=ints)
+    analysis.shapes.block(fn.body)
+    if arg_dtypes is not None:
+        analysis.dtypes = Dtypes({p: arg_dtypes.get(p) for p in fn.params})
+        analysis.dtypes.block(fn.body)
+        analysis.real_adjoints = analysis.dtypes.real() and is_real(seed_dtype)
+    _kinds(fn.body, kinds)
+    _specialize(fn.body, kinds, analysis.shapes)
+    integers = integer_arrays(fn, analysis.dtypes)
+    varied = set(wrt)
+    _varied(fn.body, varied, blocked=integers)
+    if not activity:
+        others = {p for p in fn.params if not analysis.shapes.is_int(Var(p))}
+        _varied(fn.body, others, through=_has_rule, blocked=integers)
+        varied |= others
+    useful = {fn.result.name} if isinstance(fn.result, Var) else set()
+    _useful(fn.body, useful)
+    analysis.active = {n for n in varied & useful if kinds.get(n) != NONE_KIND}
+    return analysis
+
+
+BOOLEAN = [operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne, operator.is_,
+           operator.is_not, operator.contains, operator.not_, primitives.not_in, primitives.both, primitives.either,
+           bool, isinstance, callable, hasattr, all, any, np.all, np.any, np.isclose, np.allclose, np.array_equal,
+           np.greater, np.greater_equal, np.less, np.less_equal, np.equal, np.not_equal, np.isnan, np.isinf,
+           np.isfinite, np.logical_and, np.logical_or, np.logical_not, np.logical_xor, np.signbit]
+
+
+def boolean_result(fn: Function, analysis: Analysis):
+    """The statement computing `fn`'s result if that is a truth value (a comparison, ``bool(...)``, a logical
+    function), which has no gradient; else None."""
+    result = fn.result
+    if isinstance(result, Const) and isinstance(result.value, (bool, np.bool_)):
+        return fn
+    if not isinstance(result, Var):
+        return None
+    for stmt in fn.body:
+        if isinstance(stmt, Assign) and stmt.target == result.name:
+            boolean = isinstance(stmt.value, Op) and any(stmt.value.fn is b for b in BOOLEAN)
+            dtype = analysis.dtypes.of(result) if analysis.dtypes is not None else None
+            return stmt if boolean or isinstance(dtype, np.dtype) and dtype.kind == "b" else None
+    return None
+
+
+def first_complex_active(block: list, analysis: Analysis):
+    """The first statement (in program order) that makes an active value complex, where dtypes know it."""
+    for stmt in block:
+        if isinstance(stmt, Assign):
+            if stmt.target in analysis.active and analysis.dtypes.is_complex(stmt.target):
+                return stmt
+        elif isinstance(stmt, (If, While)):
+            inner = [*stmt.body, *stmt.orelse] if isinstance(stmt, If) else [*stmt.cond, *stmt.body]
+            found = first_complex_active(inner, analysis)
+            if found is not None:
+                return found
+    return None
+
+
+def differentiable(op: Op) -> bool:
+    """Does `op` pass gradients from its arguments to its result?"""
+    if is_nondifferentiable(op.fn) or op.fn is slice:
+        return False
+    return not casts_to_integers(op)
+
+
+CASTS = {primitives.astype: 1, np.array: 1, np.asarray: 1}     # -> the position of the dtype argument
+
+
+def casts_to_integers(op: Op) -> bool:
+    """Does `op` compute in an integer or boolean dtype named by a constant: a cast (``x.astype(int)``,
+    ``np.asarray(x, dtype=bool)``), or a function with a rule given ``dtype=`` (``np.sum(x, dtype=int)``
+    sums truncated values)? No gradient flows through it (a dtype known only at run time: see `uncast`)."""
+    dtype = _dtype_argument(op)
+    if not isinstance(dtype, (Const, Global)) or dtype.value is None:
+        return False
+    try:
+        return np.dtype(dtype.value).kind in "biu"
+    except TypeError:
+        return False
+
+
+def _dtype_argument(op: Op):
+    """The atom `op` passes as its dtype, if it takes one (by keyword, or by its place in the signature)."""
+    if "dtype" in op.kwargs:
+        return op.kwargs["dtype"]
+    try:
+        position = CASTS.get(op.fn)
+    except TypeError:                            # an unhashable callable
+        return None
+    if position is None:
+        rule = rule_for(op.fn) if callable(op.fn) else None
+        params = list(rule.signature.parameters) if rule is not None else []
+        position = params.index("dtype") if "dtype" in params else None
+    return op.args[position] if position is not None and len(op.args) > position else None
+
+
+# ---------------------------------------------------------------- kinds
+
+def _atom_kind(atom, kinds) -> str:
+    if isinstance(atom, Var):
+        return kinds.get(atom.name, UNKNOWN)
+    value = atom.value
+    if value is None:
+        return NONE_KIND
+    if isinstance(value, (list, tuple)):
+        return SEQ
+    return TENSOR
+
+
+def _join(a: str, b: str) -> str:
+    if a == b or b == NONE_KIND:
+        return a
+    if a == NONE_KIND:
+        return b
+    return UNKNOWN
+
+
+def _seq_form(op: Op, kinds):
+    """The list operation `op` is when it writes, adds or repeats lists or tuples: (function, arguments)."""
+    if op.kwargs:
+        return None
+    args = [_atom_kind(a, kinds) == SEQ for a in op.args]
+    if op.fn is primitives.setitem and args[0]:
+        return primitives.seq_setitem, op.args
+    if op.fn is operator.add and len(args) == 2 and any(args):
+        return primitives.seq_concat, op.args
+    if op.fn is operator.mul and len(args) == 2 and any(args):
+        return primitives.seq_repeat, op.args if args[0] else op.args[::-1]
+    return None
+
+
+def _op_kind(op: Op, kinds) -> str:
+    if op.fn in SEQ_MAKERS or _seq_form(op, kinds) is not None:
+        return SEQ
+    if op.fn in (operator.getitem, primitives.seq_getitem):
+        return UNKNOWN if _atom_kind(op.args[0], kinds) != TENSOR else TENSOR
+    if callable(op.fn) and (rule_for(op.fn) or is_nondifferentiable(op.fn)):
+        return TENSOR
+    return UNKNOWN
+
+
+def _kinds(block, kinds) -> None:
+    for stmt in block:
+        if isinstance(stmt, Assign):
+            if stmt.target:
+                kinds[stmt.target] = _op_kind(stmt.value, kinds) if isinstance(stmt.value, Op) \
+                    else _atom_kind(stmt.value, kinds)
+        elif isinstance(stmt, If):
+            _kinds(stmt.body, kinds)
+            _kinds(stmt.orelse, kinds)
+            for r, a, b in zip(stmt.results, stmt.body_outs, stmt.orelse_outs):
+                kinds[r] = _join(_atom_kind(a, kinds), _atom_kind(b, kinds))
+        elif isinstance(stmt, While):
+            for p, init in zip(stmt.params, stmt.inits):
+                kinds[p] = _atom_kind(init, kinds)
+            for _ in range(3):                      # kinds settle in a couple of rounds
+                _kinds(stmt.cond, kinds)
+                _kinds(stmt.body, kinds)
+                for p, out in zip(stmt.params, stmt.body_outs):
+                    kinds[p] = _join(kinds[p], _atom_kind(out, kinds))
+            for r, p in zip(stmt.results, stmt.params):
+                kinds[r] = kinds[p]
+
+
+def _specialize(block, kinds, shapes) -> None:
+    """Indexing a list or tuple is ``seq_getitem``, whose adjoint is a list, not an array; writing one by
+    index, adding two and repeating one are ``seq_setitem``, ``seq_concat`` and ``seq_repeat``."""
+    for stmt in block:
+        if isinstance(stmt, Assign) and isinstance(stmt.value, Op) and stmt.value.fn is operator.getitem \
+                and _atom_kind(stmt.value.args[0], kinds) == SEQ:
+            stmt.value.fn = primitives.seq_getitem
+        elif isinstance(stmt, Assign) and isinstance(stmt.value, Op) and _seq_form(stmt.value, kinds):
+            stmt.value.fn, stmt.value.args = _seq_form(stmt.value, kinds)
+            if stmt.value.augmented and not shapes.is_scalar(stmt.value.args[2]):
+                raise UnsupportedSyntax(
+                    "an augmented assignment to a list element changes the element itself where it is an array "
+                    "(and so every name for that array), which s2sgrad does not follow", stmt.loc,
+                    "write it out: ys[i] = ys[i] + ... (a new value in the list)")
+        elif isinstance(stmt, If):
+            _specialize(stmt.body, kinds, shapes)
+            _specialize(stmt.orelse, kinds, shapes)
+        elif isinstance(stmt, While):
+            _specialize(stmt.cond, kinds, shapes)
+            _specialize(stmt.body, kinds, shapes)
+
+
+# ---------------------------------------------------------------- activity
+
+def _has_rule(op: Op) -> bool:
+    """Does a derivative rule pass gradients through `op`? (User functions and calls without a rule: no.)"""
+    builds_a_sequence = op.fn in (primitives.make_tuple, primitives.make_list)
+    return differentiable(op) and (rule_for(op.fn) is not None or builds_a_sequence)
+
+
+def integer_arrays(fn: Function, dtypes: Dtypes | None) -> set[str]:
+    """Names certainly holding arrays (or NumPy scalars) of an integer or boolean dtype: no gradient flows
+    through them (``y = np.zeros(3, dtype=int); y[0] = x`` truncates x). Without the arguments' dtypes,
+    those of what the function makes itself."""
+    if dtypes is None:
+        dtypes = Dtypes({p: None for p in fn.params})
+        dtypes.block(fn.body)
+    return {name for name, d in dtypes.descriptor.items() if isinstance(d, np.dtype) and d.kind in "biu"}
+
+
+def _varied(block, varied: set, through=differentiable, blocked=frozenset()) -> None:
+    """Add to `varied` the names computed from it by operations `through` lets gradients through
+    (never the `blocked` ones)."""
+    for stmt in block:
+        if isinstance(stmt, Assign):
+            if not stmt.target or stmt.target in blocked:
+                continue
+            value = stmt.value
+            if isinstance(value, Op):
+                values = value_arguments(value)
+                if values is not None:          # a derivative through these only: refused, having no rule
+                    if any(isinstance(a, Var) and a.name in varied for a in values):
+                        varied.add(stmt.target)
+                elif through(value) and any(isinstance(a, Var) and a.name in varied
+                                            for a in [*value.args, *value.kwargs.values()]):
+                    varied.add(stmt.target)
+            elif isinstance(value, Var) and value.name in varied:
+                varied.add(stmt.target)
+        elif isinstance(stmt, If):
+            _varied(stmt.body, varied, through, blocked)
+            _varied(stmt.orelse, varied, through, blocked)
+            for r, a, b in zip(stmt.results, stmt.body_outs, stmt.orelse_outs):
+                if (_in(a, varied) or _in(b, varied)) and r not in blocked:
+                    varied.add(r)
+        elif isinstance(stmt, While):
+            for p, init in zip(stmt.params, stmt.inits):
+                if _in(init, varied) and p not in blocked:
+                    varied.add(p)
+            while True:
+                size = len(varied)
+                _varied(stmt.body, varied, through, blocked)
+                for p, out in zip(stmt.params, stmt.body_outs):
+                    if _in(out, varied) and p not in blocked:
+                        varied.add(p)
+                if len(varied) == size:
+                    break
+            for r, p in zip(stmt.results, stmt.params):
+                if p in varied and r not in blocked:
+                    varied.add(r)
+
+
+def _useful(block, useful: set) -> None:
+    for stmt in reversed(block):
+        if isinstance(stmt, Assign):
+            if stmt.target in useful:
+                value = stmt.value
+                if isinstance(value, Op):
+                    values = value_arguments(value)
+                    if values is not None:
+                        useful.update(a.name for a in values if isinstance(a, Var))
+                    elif differentiable(value):
+                        useful.update(a.name for a in [*value.args, *value.kwargs.values()] if isinstance(a, Var))
+                elif isinstance(value, Var):
+                    useful.add(value.name)
+        elif isinstance(stmt, If):
+            for r, a, b in zip(stmt.results, stmt.body_outs, stmt.orelse_outs):
+                if r in useful:
+                    useful.update(x.name for x in (a, b) if isinstance(x, Var))
+            _useful(stmt.body, useful)
+            _useful(stmt.orelse, useful)
+        elif isinstance(stmt, While):
+            for r, p in zip(stmt.results, stmt.params):
+                if r in useful:
+                    useful.add(p)
+            while True:
+                size = len(useful)
+                for p, out in zip(stmt.params, stmt.body_outs):
+                    if p in useful and isinstance(out, Var):
+                        useful.add(out.name)
+                _useful(stmt.body, useful)
+                if len(useful) == size:
+                    break
+            for p, init in zip(stmt.params, stmt.inits):
+                if p in useful and isinstance(init, Var):
+                    useful.add(init.name)
+
+
+def _in(atom, names) -> bool:
+    return isinstance(atom, Var) and atom.name in names
+
+
+
+
+SCALAR = "scalar"
+INT = "int"
+
+
+__all__ = ["Analysis", "analyze", "differentiable", "TENSOR", "SEQ", "DICT", "Fields", "UNKNOWN", "SCALAR", "INT"]

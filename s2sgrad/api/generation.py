@@ -1,0 +1,260 @@
+"""Generated code for a user's function: made by the pipeline, compiled, and cached while what it
+assumed holds (`s2sgrad.guards`); how a derivative binds and checks its arguments and casts its results.
+
+    >>> import numpy as np
+    >>> def f(x):
+    ...     return np.sum(x * x)
+    >>> df = generated(f, ["x"], "grad")
+    >>> df(np.array([1.0, 2.0]))
+    array([2., 4.])
+"""
+from __future__ import annotations
+
+import inspect
+import re
+from typing import Sequence, Union
+
+import gast
+import numpy as np
+
+from .. import guards
+from ..errors import COMPLEX_HINT, Location, S2SGradError, SourceNotFound, UnsupportedSyntax, WrtError
+from ..frontend.parse import call_signature, parse_function, refuse_cached
+from ..frontend.relower import is_generated
+from ..optimizations import resolve
+from ..pipeline.driver import GradientModule
+from ..pipeline.forward import ForwardModule
+from ..runtime import SparseGrad, rebuilt
+from ..transforms.forward import tangent_hint
+
+Wrt = Union[int, str, Sequence[Union[int, str]]]
+
+_CACHE = guards.Cache()
+
+_CACHE_COUNT = [0]
+
+def parameter_names(f) -> list[str]:
+    refuse_cached(f)
+    if not hasattr(f, "__code__"):
+        raise SourceNotFound(f"{getattr(f, '__name__', f)!r} is not a Python function, so it has no source "
+                             "to transform", hint="differentiate a Python function that calls it; give it a "
+                                                  "derivative rule with s2sgrad.adjoint if it has none")
+    return list(call_signature(f).parameters)
+
+def def_location(f) -> Location | None:
+    """Where `f` is defined (its ``def`` or ``lambda`` line), for errors about how it is called."""
+    try:
+        lines, start = inspect.getsourcelines(inspect.unwrap(f))
+        filename = inspect.getsourcefile(inspect.unwrap(f)) or "<unknown>"
+    except (OSError, TypeError):
+        return None
+    for k, line in enumerate(lines):
+        match = re.search(r"\b(def|lambda)\b", line)
+        if match and not line.lstrip().startswith("@"):
+            return Location(filename, start + k, match.start(), line)
+    return Location(filename, start, 0, lines[0] if lines else "")
+
+def wrt_names(f, wrt: Wrt) -> tuple[list[str], bool]:
+    """The parameter names `wrt` designates, and whether the gradient is a tuple."""
+    params = parameter_names(f)
+    many = isinstance(wrt, (tuple, list))
+    names = []
+    for item in (wrt if many else [wrt]):
+        if isinstance(item, bool) or not isinstance(item, (int, str)):
+            raise WrtError(f"wrt must be an argument index or name, not {item!r}", def_location(f))
+        if isinstance(item, int):
+            if not -len(params) <= item < len(params):
+                raise WrtError(f"wrt={item} is out of range: {f.__name__} has {len(params)} argument(s) "
+                               f"({', '.join(params)})", def_location(f))
+            names.append(params[item])
+        else:
+            if item not in params:
+                raise WrtError(f"wrt={item!r} names no argument of {f.__name__} (its arguments: "
+                               f"{', '.join(params)})", def_location(f))
+            names.append(item)
+    if len(set(names)) != len(names):
+        raise WrtError(f"wrt names an argument twice: {wrt!r}", def_location(f))
+    return names, many
+
+def check_differentiable(f, name: str, value) -> None:
+    if type(value) is float or isinstance(value, np.ndarray) and value.dtype.kind == "f":
+        return
+    leaves = []
+
+    def walk(v):
+        if isinstance(v, (list, tuple)):
+            for item in v:
+                walk(item)
+        elif isinstance(v, dict):
+            for item in v.values():
+                walk(item)
+        else:
+            leaves.append(v)
+    walk(value)
+    for leaf in leaves:
+        dtype = np.asarray(leaf).dtype
+        if dtype.kind == "c":
+            raise WrtError(f"argument '{name}' of {f.__name__} is complex: s2sgrad differentiates real "
+                           f"arithmetic only", def_location(f), hint=COMPLEX_HINT)
+        if dtype.kind in "biu":
+            raise WrtError(f"argument '{name}' of {f.__name__} is an integer ({type(leaf).__name__}, "
+                           f"dtype {dtype}): it has no gradient", def_location(f),
+                           hint=f"pass a float (for example {name}=float(...) or "
+                                f"np.asarray(..., dtype=float)), or leave '{name}' out of wrt")
+        if dtype.kind not in "fc":
+            raise WrtError(f"argument '{name}' of {f.__name__} is not a number ({type(leaf).__name__})",
+                           def_location(f), hint=f"leave '{name}' out of wrt")
+
+def checked_options(options: dict) -> dict:
+    """Every option, defaults filled in and ``optimize`` resolved to the set of optimizations it switches on
+    (so that equal settings share generated code); an unknown option is an error."""
+    unknown = set(options) - {"checkpoint", "optimize", "sparse"}
+    if unknown:
+        raise S2SGradError(f"unknown option(s): {', '.join(sorted(unknown))}",
+                           hint="the options are checkpoint=, optimize= and sparse=")
+    optimizations = resolve(options.get("optimize", True))
+    if options.get("sparse") and "symbolic_zeros" not in optimizations:
+        raise S2SGradError("sparse=True needs the optimization 'symbolic_zeros': a zero made first is dense",
+                           hint="add 'symbolic_zeros' to optimize=, or leave out sparse=True")
+    return {"checkpoint": options.get("checkpoint"), "optimize": optimizations, "sparse": options.get("sparse", False)}
+
+def generated(f, wrt: list[str], mode: str, kinds: tuple = (), verbose: bool = False, dtypes: tuple | None = None,
+              **options):
+    """The compiled generated function (cached) for `f`, `wrt`, `mode` and argument kinds (and, if given,
+    the dtype descriptors of the arguments and then of the seed: see `dtypes`)."""
+    return generated_entry(f, wrt, mode, kinds, verbose, dtypes, checked_options(options))[1]
+
+def generated_entry(f, wrt: list[str], mode: str, kinds: tuple, verbose: bool, dtypes: tuple | None, options: dict):
+    """(guard, generated function) for `f`: cached while the guard holds (see `guards`)."""
+    key = (tuple(wrt), mode, kinds, dtypes, tuple(sorted(options.items())))
+    hit = _CACHE.get(f, key)
+    if hit is not None:
+        return hit
+    with guards.recording() as reads:
+        module = GradientModule(checkpoint=options["checkpoint"], optimizations=options["optimize"],
+                                sparse=options["sparse"])
+        params = parameter_names(f)
+        arg_kinds = dict(zip(params, kinds))
+        arg_dtypes = dict(zip(params, dtypes)) if dtypes is not None else None
+        seed_dtype = dtypes[len(params)] if dtypes is not None and len(dtypes) > len(params) else float
+        node = module.gradient(f, wrt, mode, arg_kinds, arg_dtypes=arg_dtypes, seed_dtype=seed_dtype)
+        _CACHE_COUNT[0] += 1
+        filename = f"<s2sgrad {node.name} #{_CACHE_COUNT[0]}>"        # one name per generated module
+        namespace = module.compile(filename)
+    fn = namespace[node.name]
+    fn.__defaults__ = _defaults(f) + fn.__defaults__ if fn.__defaults__ else _defaults(f)
+    fn.source = module.source()
+    guards.forget_lines_with(fn, filename)
+    if verbose:
+        print(fn.source)
+    entry = guards.Guard(reads, namespace), fn
+    _CACHE.put(f, key, entry)
+    return entry
+
+def return_location(f):
+    """Where `f` returns (its last return statement), for errors about its output."""
+    parsed = parse_function(f)
+    returns = [n for n in gast.walk(parsed.tree) if isinstance(n, gast.Return)]
+    return parsed.location(returns[-1] if returns else parsed.tree)
+
+def _defaults(f) -> tuple:
+    """The user's own defaults (evaluated in their module), for the generated function."""
+    return tuple(p.default for p in call_signature(f).parameters.values() if p.default is not p.empty)
+
+def call_values(f, args, kwargs) -> list:
+    bound = call_signature(f).bind(*args, **kwargs)
+    bound.apply_defaults()
+    return list(bound.arguments.values())
+
+def extra_name(params, base: str) -> str:
+    """`base`, or `base` with underscores after it, whichever names no parameter."""
+    while base in params:
+        base += "_"
+    return base
+
+def in_argument_dtypes(grads, wrt_args: list, many: bool):
+    """Each gradient in its argument's floating dtype (a float32 argument gets a float32 gradient, computed
+    in float64 where NumPy promoted it), leaf by leaf through lists, tuples and dicts.
+
+        >>> in_argument_dtypes(np.ones(2), [np.zeros(2, dtype=np.float32)], False).dtype
+        dtype('float32')
+    """
+    def cast(g, x):
+        if isinstance(x, (list, tuple)) and isinstance(g, (list, tuple)):
+            return rebuilt(g, [cast(a, b) for a, b in zip(g, x)])
+        if isinstance(x, dict) and isinstance(g, dict):
+            return {k: cast(g[k], x[k]) if k in x else g[k] for k in g}
+        dtype = getattr(x, "dtype", None)
+        if dtype is not None and dtype.kind == "f" and dtype != np.float64 and isinstance(g, (np.ndarray, np.generic)) \
+                and g.dtype != dtype and g.dtype.kind == "f":
+            return g.astype(dtype) if isinstance(g, np.ndarray) else dtype.type(g)
+        return g
+    if many:
+        return type(grads)(cast(g, x) for g, x in zip(grads, wrt_args))
+    return cast(grads, wrt_args[0])
+
+def refuse_complex(f, names: list[str], derivatives) -> None:
+    """A complex gradient or tangent of real arguments means a complex value on the differentiated path,
+    where the rules' results would be wrong: refuse it. (With dtypes known, generation refuses it first,
+    at its line.)"""
+    pending = [derivatives]
+    while pending:
+        leaf = pending.pop()
+        if isinstance(leaf, (tuple, list, dict)):
+            pending += leaf.values() if isinstance(leaf, dict) else leaf
+            continue
+        values = leaf.values if isinstance(leaf, SparseGrad) else leaf
+        if isinstance(values, complex) or getattr(values, "dtype", None) is not None and values.dtype.kind == "c":
+            raise UnsupportedSyntax(f"a complex value lies between {', '.join(map(repr, names))} and the "
+                                    f"output of {f.__name__}: s2sgrad differentiates real arithmetic only",
+                                    return_location(f), COMPLEX_HINT)
+
+def flatten(value):
+    """The float leaves of a number, array, or list/tuple/dict of them, and a function rebuilding it."""
+    if isinstance(value, (list, tuple)):
+        parts = [flatten(v) for v in value]
+        leaves = [leaf for p in parts for leaf in p[0]]
+        sizes = [len(p[0]) for p in parts]
+
+        def rebuild(new):
+            out, k = [], 0
+            for (_, build), n in zip(parts, sizes):
+                out.append(build(new[k:k + n]))
+                k += n
+            return rebuilt(value, out)
+        return leaves, rebuild
+    if isinstance(value, dict):
+        keys = list(value)
+        leaves, build = flatten([value[k] for k in keys])
+        return leaves, lambda new: dict(zip(keys, build(new)))
+    if np.ndim(value) == 0 and not isinstance(value, np.ndarray):
+        return [np.asarray(value, dtype=float)], lambda new: float(new[0])
+    return [np.asarray(value, dtype=float)], lambda new: new[0]
+
+
+_FORWARD_CACHE = guards.Cache()          # generated code per function, valid while its guard holds (see guards)
+
+def dot_hint(name: str) -> str:
+    """How second-order code calls the tangent of `name`: ``x_dot`` (``dx`` is the gradient's own name)."""
+    return re.sub(r"_\d+$", "", name) + "_dot"
+
+def forward_generated(f, wrt: list[str], kinds: tuple = (), verbose: bool = False, hint=tangent_hint,
+                      name: str | None = None):
+    """The compiled forward-mode function (cached) of `f` with respect to `wrt`, specialized on argument kinds:
+    ``name(*args, *tangents) -> (value, tangent)``. `f` may be a generated gradient."""
+    key = (tuple(wrt), kinds, hint, name)
+    # the code over a generated gradient lives on the gradient (its guard reads the gradient's namespace)
+    cache = f.__dict__.setdefault("s2sgrad_forward", guards.Table()) if is_generated(f) else _CACHE
+    hit = cache.get(f, key)
+    if hit is not None:
+        return hit[1]
+    with guards.recording() as reads:
+        module = ForwardModule(hint)
+        node = module.jvp(f, wrt, dict(zip(parameter_names(f), kinds)), name)
+        namespace = module.compile(f"<s2sgrad {node.name}>")
+    fn = namespace[node.name]
+    fn.source = module.source()
+    if verbose:
+        print(fn.source)
+    cache.put(f, key, (guards.Guard(reads, namespace), fn))
+    return fn

@@ -1,0 +1,233 @@
+"""Stage 6: the public functions. Generated code is cached per function, `wrt`, mode and options.
+
+    >>> import s2sgrad as sg
+    >>> def f(x):
+    ...     return np.sum(np.sin(x) * x)
+    >>> df = sg.grad(f)
+    >>> df(np.array([0.0, 1.0]))                             # doctest: +SKIP
+    array([0.        , 1.38177329])
+"""
+from __future__ import annotations
+
+import functools
+from typing import Callable, Sequence
+
+import numpy as np
+
+from .. import guards
+from ..analysis.dtypes import dtype_of
+from ..errors import NonScalarOutput, S2SGradError
+from ..frontend.lower import lowered_source
+from ..frontend.parse import call_signature
+from ..optimizations import Optimize
+from ..pipeline.driver import kind_of
+from ..schedules import Schedule
+from .derivatives import ONE, Term, arg_direction, attach, derivative_source, spec_of, transform
+from .forward import source as forward_source
+from .generation import (
+    Wrt,
+    call_values,
+    check_differentiable,
+    checked_options,
+    extra_name,
+    flatten,
+    generated,
+    generated_entry,
+    in_argument_dtypes,
+    parameter_names,
+    refuse_complex,
+    return_location,
+    wrt_names,
+)
+
+
+class _Call:
+    """How a derivative binds its arguments: `f`'s signature, and the positions of the `wrt` parameters; made again
+    when `f`'s code or defaults change."""
+
+    def __init__(self, f, wrt: Wrt):
+        self.f, self.wrt = f, wrt
+        self.state = guards.function_state(f)
+        self.names, self.many = wrt_names(f, wrt)
+        self.params = parameter_names(f)
+        self.positions = [self.params.index(name) for name in self.names]
+        self.signature = call_signature(f)
+
+    def current(self) -> "_Call":
+        """This binding, or a new one if `f`'s code or defaults changed since it was made."""
+        return self if guards.same(guards.function_state(self.f), self.state) else _Call(self.f, self.wrt)
+
+CACHE_LIMIT = 32            # generated functions a derivative keeps (one per kinds and dtypes of its arguments)
+
+def _make(f, wrt: Wrt, mode: str, verbose: bool, options: dict):
+    options = checked_options(options)
+    call = _Call(f, wrt)
+    compiled: dict = {}                     # argument kinds and dtypes -> (guard, generated function)
+
+    @functools.wraps(f)
+    def derivative(*args, **kwargs):
+        nonlocal call
+        called = args
+        names = call.names
+        seed = ()
+        if mode == "vjp":
+            if not args:
+                raise S2SGradError("vjp functions take the output's adjoint as their last argument")
+            args, seed = args[:-1], args[-1:]
+        if kwargs or len(args) != len(call.params):
+            bound = call.signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            args = tuple(bound.arguments.values())
+        for name, k in zip(names, call.positions):
+            check_differentiable(f, name, args[k])
+        kinds = tuple(map(kind_of, args))
+        dtypes = tuple(map(dtype_of, (*args, *seed)))
+        entry = compiled.get((kinds, dtypes))
+        if entry is None or not (entry[0].check() or entry[0].take_in()):
+            fresh = call.current()
+            if fresh is not call:              # f's code or defaults changed: bind the arguments again
+                call = fresh
+                return derivative(*called, **kwargs)
+            entry = compiled[kinds, dtypes] = generated_entry(f, names, mode, kinds, verbose, dtypes, options)
+            while len(compiled) > CACHE_LIMIT:
+                del compiled[next(iter(compiled))]
+        try:
+            out = entry[1](*args, *seed)
+        except NonScalarOutput as error:
+            raise NonScalarOutput(error.message, return_location(f), error.hint) from None
+        refuse_complex(f, names, out if mode == "grad" else out[1])
+        wrt_args = [args[k] for k in call.positions]
+        if mode == "grad":
+            out = in_argument_dtypes(out, wrt_args, len(names) > 1)
+        else:
+            out = (out[0], in_argument_dtypes(out[1], wrt_args, len(names) > 1))
+        if call.many:
+            if mode == "grad":
+                return out if len(names) > 1 else (out,)
+            value, grad = out
+            return value, (grad if len(names) > 1 else (grad,))
+        return out
+
+    params, names, many = tuple(call.params), call.names, call.many
+    if mode == "grad":
+        output = Term(tuple(names), many, ONE)
+    else:
+        if mode == "vjp":
+            params += (extra_name(params, "dout"),)
+        seed = ONE if mode == "value_and_grad" else arg_direction(len(params) - 1)
+        output = ("tuple", (Term(), Term(tuple(names), many, seed)))
+    return attach(derivative, f, params, output, f"{mode}({f.__name__})", options["checkpoint"])
+
+def _derivative(f, kind: str, wrt, options: dict):
+    """`kind` of `f` if `f` is a derivative s2sgrad made (forward mode over its generated code), else None."""
+    if spec_of(f) is None:
+        return None
+    given = {k: v for k, v in options.items() if v not in (None, False, True)}
+    if given:
+        raise S2SGradError(f"the option(s) {', '.join(sorted(given))} cannot be given to {kind} of a derivative",
+                           hint="give them to the call that made the inner derivative")
+    return transform(kind, f, wrt)
+
+def _options(checkpoint, optimize, sparse, unknown: dict) -> dict:
+    return {"checkpoint": checkpoint, "optimize": optimize, "sparse": sparse, **unknown}
+
+def grad(f: Callable | None = None, wrt: Wrt = 0, *, verbose: bool = False, checkpoint: Schedule | None = None,
+         optimize: Optimize = True, sparse: bool = False, **unknown) -> Callable:
+    """The gradient of scalar-valued `f` with respect to the argument(s) `wrt`.
+
+    Usable as ``@grad`` or ``@grad(wrt=1)``. A tuple `wrt` gives a tuple of gradients.
+    Options: ``checkpoint=`` a schedule for outermost loops; ``sparse=True`` returns the gradient
+    of an array used only through row gathers (``W[idx]``) as a `runtime.SparseGrad`;
+    ``optimize=`` the optimizations to run, by name (see `s2sgrad.OPTIMIZATIONS`): True for all,
+    False for none (the naive scheme, for comparison), or the names to switch on:
+
+        >>> grad(lambda x: x * x)(3.0)                     # doctest: +SKIP
+        6.0
+        >>> df = sg.grad(f, optimize=set(sg.OPTIMIZATIONS) - {"reuse"})   # all but one    # doctest: +SKIP
+    """
+    options = _options(checkpoint, optimize, sparse, unknown)
+    if f is None:
+        return lambda g: grad(g, wrt, verbose=verbose, **options)
+    return _derivative(f, "grad", wrt, options) or _make(f, wrt, "grad", verbose, options)
+
+def value_and_grad(f: Callable | None = None, wrt: Wrt = 0, *, verbose: bool = False,
+                   checkpoint: Schedule | None = None, optimize: Optimize = True, sparse: bool = False,
+                   **unknown) -> Callable:
+    """Like `grad`, but the derivative returns ``(f(*args), gradient)``; the same options.
+
+        >>> f_df = sg.value_and_grad(f, optimize=set(sg.OPTIMIZATIONS) - {"to_be_recorded"})   # doctest: +SKIP
+    """
+    options = _options(checkpoint, optimize, sparse, unknown)
+    if f is None:
+        return lambda g: value_and_grad(g, wrt, verbose=verbose, **options)
+    return _derivative(f, "value_and_grad", wrt, options) or _make(f, wrt, "value_and_grad", verbose, options)
+
+def vjp(f: Callable | None = None, wrt: Wrt = 0, *, verbose: bool = False, checkpoint: Schedule | None = None,
+        optimize: Optimize = True, sparse: bool = False, **unknown) -> Callable:
+    """The vector-Jacobian product: ``df(*args, dout)`` returns ``(f(*args), dout · ∂f/∂wrt)``;
+    the options of `grad`.
+
+        >>> df = sg.vjp(f, optimize={"activity", "symbolic_zeros"})   # only these two    # doctest: +SKIP
+    """
+    options = _options(checkpoint, optimize, sparse, unknown)
+    if f is None:
+        return lambda g: vjp(g, wrt, verbose=verbose, **options)
+    return _derivative(f, "vjp", wrt, options) or _make(f, wrt, "vjp", verbose, options)
+
+def source(f: Callable, wrt: Wrt = 0, *, mode: str = "grad", stage: str = "gradient",
+           args: Sequence | None = None, checkpoint: Schedule | None = None, optimize: Optimize = True,
+           sparse: bool = False, **unknown) -> str:
+    """The generated module for `f` as a string: exactly what runs.
+
+    `stage="lowered"` prints the functional control-flow form instead. `args`, if
+    given, are example arguments (lists and tuples of arrays are specialized on).
+    The options are those of `grad` (forward mode always runs every optimization):
+
+        >>> print(sg.source(f, optimize=False))              # the naive scheme     # doctest: +SKIP
+    """
+    options = checked_options(_options(checkpoint, optimize, sparse, unknown))
+    if spec_of(f) is not None:
+        if stage != "gradient":
+            raise S2SGradError(f"stage={stage!r} is not available for a derivative made by s2sgrad",
+                               hint="print the lowered form of the original function")
+        return derivative_source(f, wrt, mode, args)
+    f = getattr(f, "__wrapped__", f)
+    if mode in ("forward", "hvp"):
+        return forward_source(f, wrt, mode=mode, args=args)
+    values = call_values(f, args, {}) if args is not None else None
+    kinds = tuple(kind_of(v) for v in values) if args is not None else ()
+    dtypes = tuple(dtype_of(v) for v in values) if args is not None else None
+    if dtypes is not None and mode == "vjp":
+        dtypes += (None,)                     # any seed
+    if stage == "lowered":
+        scalars = [p for p, k in zip(parameter_names(f), kinds) if k in ("scalar", "int")]
+        vectors = [p for p, k in zip(parameter_names(f), kinds) if isinstance(k, tuple) and len(k) == 1]
+        return lowered_source(f, scalars, vectors)
+    names, _ = wrt_names(f, wrt)
+    return generated(f, names, mode, kinds, dtypes=dtypes, **options).source
+
+def check_grad(f: Callable, *args, wrt: Wrt = 0, eps: float = 1e-6, seed: int = 0) -> float:
+    """Largest relative difference between `grad(f)` and central finite differences at `args`,
+    along a random direction for each `wrt` argument (which may be a list, tuple or dict of arrays).
+
+        >>> check_grad(lambda x: np.sum(x ** 3), np.ones(3)) < 1e-6     # doctest: +SKIP
+        True
+    """
+    names, _ = wrt_names(f, wrt)
+    grads = grad(f, tuple(names))(*args)
+    params = parameter_names(f)
+    worst = 0.0
+    rng = np.random.default_rng(seed)
+    for name, g in zip(names, grads):
+        k = params.index(name)
+        leaves, rebuild = flatten(args[k])
+        directions = [rng.standard_normal(leaf.shape) for leaf in leaves]
+
+        def at(t):
+            moved = list(args)
+            moved[k] = rebuild([leaf + t * v for leaf, v in zip(leaves, directions)])
+            return float(f(*moved))
+        numeric = (at(eps) - at(-eps)) / (2 * eps)
+        analytic = sum(float(np.sum(np.asarray(gl) * v)) for gl, v in zip(flatten(g)[0], directions))
+        worst = max(worst, abs(numeric - analytic) / max(1.0, abs(numeric), abs(analytic)))
+    return worst

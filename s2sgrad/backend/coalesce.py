@@ -1,0 +1,213 @@
+"""Part of stage 5: give a value and its copies one name where their lifetimes do not overlap.
+
+Single-assignment lowering and loop plumbing leave copies such as ``y_1 = y``
+and ``y_1, i_1 = (y_2, i_2)``. Where the two names are never live at the same
+time, they are merged (the function's own parameters and the shortest,
+unversioned name win) and the copy disappears:
+
+    y_1 = x                     y = x
+    while y_1 < 5.0:     ->     while y < 5.0:
+        y_2 = y_1 * 2               y = y * 2
+        y_1 = y_2
+"""
+from __future__ import annotations
+
+import ast
+import re
+
+from ..ir.names import RESERVED
+
+
+def _reads(node) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def _writes(node) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+
+def _copies(stmt) -> list[tuple[str, str]]:
+    """The (target, source) name pairs a statement copies: ``a = b`` or ``a, c = (b, d)``."""
+    if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
+        return []
+    target, value = stmt.targets[0], stmt.value
+    if isinstance(target, ast.Name) and isinstance(value, ast.Name):
+        return [(target.id, value.id)]
+    if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and len(target.elts) == len(value.elts):
+        return [(t.id, v.id) for t, v in zip(target.elts, value.elts)
+                if isinstance(t, ast.Name) and isinstance(v, ast.Name)]
+    return []
+
+
+class _Liveness:
+    """Backward liveness over structured code, recording interference between names."""
+
+    def __init__(self):
+        self.edges: set[frozenset] = set()
+
+    def block(self, stmts, live: set, loop_exit: set) -> set:
+        for stmt in reversed(stmts):
+            live = self.stmt(stmt, live, loop_exit)
+        return live
+
+    def interfere(self, stmt, defined: set, live_out: set):
+        copies = dict(_copies(stmt))
+        for w in defined:
+            for v in live_out:
+                if v != w and copies.get(w) != v:
+                    self.edges.add(frozenset((w, v)))
+
+    def stmt(self, stmt, live: set, loop_exit: set) -> set:
+        if isinstance(stmt, ast.If):
+            return _reads(stmt.test) | self.block(stmt.body, set(live), loop_exit) | \
+                self.block(stmt.orelse, set(live), loop_exit)
+        if isinstance(stmt, (ast.While, ast.For)):
+            header_reads = _reads(stmt.test) if isinstance(stmt, ast.While) else _reads(stmt.iter)
+            target = _writes(stmt.target) if isinstance(stmt, ast.For) else set()
+            head = set(live) | header_reads
+            while True:
+                inner = self.block(stmt.body, set(head), live)
+                self.interfere(stmt, target, inner | head)
+                new_head = set(live) | header_reads | (inner - target)
+                if new_head == head:
+                    return head
+                head = new_head
+        if isinstance(stmt, ast.Break):
+            return set(loop_exit)
+        if isinstance(stmt, ast.Return):
+            return _reads(stmt)
+        defined = _writes(stmt)
+        if isinstance(stmt, ast.AugAssign):
+            self.interfere(stmt, defined, live)
+            return live | _reads(stmt) | defined
+        self.interfere(stmt, defined, live)
+        return (live - defined) | _reads(stmt)
+
+
+def live_in(stmts: list) -> set[str]:
+    """The names `stmts` may read before assigning them."""
+    return _Liveness().block(stmts, set(), set())
+
+
+def _all_copies(stmts):
+    for stmt in stmts:
+        yield from _copies(stmt)
+        for field in ("body", "orelse"):
+            inner = getattr(stmt, field, None)
+            if isinstance(inner, list):
+                yield from _all_copies(inner)
+
+
+def _base(name: str) -> str:
+    """Versions of one variable share a base: ``y``, ``y_1``, ``dy_2`` -> ``y``, ``y``, ``dy``."""
+    return re.sub(r"_\d+$", "", name)
+
+
+def _preference(name: str, params: set, returned: set = frozenset(), temporary: set = frozenset()) -> tuple:
+    """Which name a merged group keeps: a parameter's, a returned one's, a user variable's (``dc`` rather
+    than ``dprod``), an unversioned one, the shortest."""
+    return (name not in params, name not in returned, name in temporary, bool(re.search(r"_\d+$", name)),
+            len(name), name)
+
+
+def coalesce(fn: ast.FunctionDef, fixed: set = frozenset(), temporary: set = frozenset()) -> ast.FunctionDef:
+    """Merge copies whose names never interfere; `fixed` names are never renamed.
+
+    Two of the user's own variables (names not in `temporary`) are merged only if they
+    are versions of one variable: ``y = x`` keeps both names, ``y_1 = y`` does not.
+    """
+    params = {a.arg for a in fn.args.args}
+    returned = {n.id for stmt in ast.walk(fn) if isinstance(stmt, ast.Return) and stmt.value is not None
+                for n in ast.walk(stmt.value) if isinstance(n, ast.Name)}
+    liveness = _Liveness()
+    liveness.block(fn.body, set(), set())
+    edges = liveness.edges
+    classes = {}                                  # name -> representative
+
+    def find(name):
+        while classes.get(name, name) != name:
+            name = classes[name]
+        return name
+
+    members: dict[str, set] = {}
+    copies = sorted(_all_copies(fn.body), key=lambda pair: _base(pair[0]) != _base(pair[1]))
+    for target, source in copies:
+        a, b = find(target), find(source)
+        if a == b:
+            continue
+        group_a, group_b = members.get(a, {a}), members.get(b, {b})
+        if any(frozenset((x, y)) in edges for x in group_a for y in group_b):
+            continue
+        named_a = {_base(n) for n in group_a if n not in temporary}
+        named_b = {_base(n) for n in group_b if n not in temporary}
+        if named_a and named_b and named_a != named_b:
+            continue
+        pinned = [n for n in group_a | group_b if n in params or n in fixed]
+        if len(pinned) > 1:
+            continue
+        rep = pinned[0] if pinned else min(group_a | group_b,
+                                           key=lambda n: _preference(n, params, returned, temporary))
+        for n in group_a | group_b:
+            classes[n] = rep
+        classes[rep] = rep
+        members[rep] = group_a | group_b
+    renames = {n: find(n) for n in list(classes) if find(n) != n}
+    stored = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    representatives = {find(n) for n in stored | set(classes)}
+    renames.update(_unversioned(fn, representatives - params - set(fixed), renames))
+    if renames:
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Name) and node.id in renames:
+                node.id = renames[node.id]
+        _drop_self_copies(fn)
+    return fn
+
+
+def _drop_self_copies(node) -> None:
+    for field in ("body", "orelse"):
+        block = getattr(node, field, None)
+        if not isinstance(block, list):
+            continue
+        kept = []
+        for stmt in block:
+            _drop_self_copies(stmt)
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+                target, value = stmt.targets[0], stmt.value
+                if isinstance(target, ast.Name) and isinstance(value, ast.Name) and target.id == value.id:
+                    continue
+                if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple):
+                    pairs = [(t, v) for t, v in zip(target.elts, value.elts)
+                             if not (isinstance(t, ast.Name) and isinstance(v, ast.Name) and t.id == v.id)]
+                    if not pairs:
+                        continue
+                    if len(pairs) == 1:
+                        stmt = _copy_origin(ast.Assign([pairs[0][0]], pairs[0][1]), stmt)
+                    else:
+                        stmt.targets[0].elts = [t for t, _ in pairs]
+                        stmt.value.elts = [v for _, v in pairs]
+            kept.append(stmt)
+        if block and not kept and field == "body":
+            kept = [ast.Pass()]
+        setattr(node, field, kept)
+
+
+def _copy_origin(new, old):
+    if getattr(old, "origin", None) is not None:
+        new.origin = old.origin
+    return new
+
+
+def _unversioned(fn, representatives: set, renames: dict) -> dict:
+    """``dh_1`` -> ``dh`` where no other name in the function is ``dh``."""
+    used = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)} | {a.arg for a in fn.args.args}
+    used = {renames.get(n, n) for n in used}
+    out = {}
+    for rep in sorted(representatives):
+        base = _base(rep)
+        if base != rep and base not in used and base.isidentifier() and base not in RESERVED:
+            used.add(base)
+            out[rep] = base
+            for n, r in renames.items():
+                if r == rep:
+                    renames[n] = base
+    return out

@@ -1,0 +1,57 @@
+"""Which callables s2sgrad transforms itself, rather than applying a derivative rule to them: the
+user's functions, and the nested ``def``s and lambdas `lower` lifts out of them (`LiftedFunction`).
+
+    >>> import numpy as np
+    >>> def f(x):
+    ...     return x * 2.0
+    >>> is_user_function(f), is_user_function(np.sin), is_recomputed(f)
+    (True, False, False)
+"""
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+
+from ..ir import primitives
+from ..markers import is_marked_recompute
+from ..rules import is_nondifferentiable, rule_for
+from ..runtime import derivative_jvp, derivative_vjp
+from .parse import ParsedFunction
+
+
+@dataclass(eq=False)
+class LiftedFunction:
+    """A nested ``def`` (or lambda) lifted out of its enclosing function: its free locals become parameters."""
+
+    parsed: ParsedFunction
+    free: list = field(default_factory=list)
+    recompute: bool = False                  # decorated with s2sgrad.recompute
+    functions: dict = field(default_factory=dict)   # the nested defs it can call
+    defaults: list = field(default_factory=list)    # atoms of its parameters' defaults, as at its def
+    also_returns: tuple = ()                 # parameters it changes in place: it returns (result, *their
+    #                                          final versions), and the caller rebinds its variables to them
+
+    @property
+    def __name__(self):
+        return self.parsed.tree.name
+
+
+def is_user_function(fn) -> bool:
+    """Is `fn` transformed itself (rather than applied through a derivative rule)?"""
+    if isinstance(fn, LiftedFunction):
+        return True
+    return inspect.isfunction(fn) and rule_for(fn) is None and not is_nondifferentiable(fn) \
+        and fn not in primitives.INTERNAL and not _is_numpys(fn) and not hasattr(fn, "s2sgrad_derivative") \
+        and fn is not derivative_vjp and fn is not derivative_jvp
+
+
+def _is_numpys(fn) -> bool:
+    """A function of NumPy's own (``np.full`` is Python code): one without a rule has none, it is not transformed."""
+    return (getattr(fn, "__module__", None) or "").split(".")[0] == "numpy"
+
+
+def is_recomputed(fn) -> bool:
+    """Was `fn` marked with s2sgrad.recompute (store its inputs, run it again backwards)?"""
+    if isinstance(fn, LiftedFunction):
+        return fn.recompute
+    return is_marked_recompute(fn)

@@ -1,0 +1,232 @@
+"""Stage 1: find a function's source, parse it with gast, and resolve what its free names mean.
+
+    >>> import numpy as np
+    >>> def f(x):
+    ...     return np.sin(x) * scale
+    >>> scale = 2.0
+    >>> src = parse_function(f)
+    >>> src.tree.name, src.resolve("scale")
+    ('f', 2.0)
+"""
+from __future__ import annotations
+
+import builtins
+import inspect
+import linecache
+import textwrap
+from dataclasses import dataclass, field
+
+import gast
+
+from .. import guards
+from ..errors import Location, SourceNotFound, UnsupportedSyntax
+
+MISSING = guards.MISSING
+
+
+@dataclass
+class ParsedFunction:
+    """A user function's syntax tree, where it came from, and the namespaces its names live in."""
+
+    fn: object
+    tree: gast.FunctionDef
+    filename: str
+    line_offset: int               # add to a tree line number to get the file's line number
+    col_offset: int                # add to a tree column to get the file's column
+    globals: dict = field(repr=False)
+    closure: dict = field(repr=False)
+    cells: dict = field(default_factory=dict, repr=False, kw_only=True)     # name -> the closure cell holding it
+
+    def location(self, node) -> Location:
+        """The user's file, line and column of a syntax node, with the line's text."""
+        line = getattr(node, "lineno", None) or self.tree.lineno
+        col = getattr(node, "col_offset", 0) or 0
+        absolute = line + self.line_offset
+        text = linecache.getline(self.filename, absolute)
+        return Location(self.filename, absolute, col + self.col_offset, text)
+
+    def resolve(self, name: str):
+        """What a free name of the function refers to: a closure cell, a global or a builtin (noted, see
+        `guards`: generated code depends on it)."""
+        if name in self.cells:
+            value = self.closure.get(name, MISSING)
+            guards.note(self.cells[name], name, value)
+            return value
+        if name in self.closure:
+            return self.closure[name]
+        value = self.globals.get(name, MISSING)
+        guards.note(self.globals, name, value)
+        if value is MISSING:
+            value = builtins.__dict__.get(name, MISSING)
+            guards.note(builtins.__dict__, name, value)
+        return value
+
+    def attribute(self, dotted: str, base, attr: str):
+        """``base.attr``, where `base` is what the dotted path of free name and attributes `dotted` refers to
+        (noted, as `resolve` notes names); MISSING if it has no such attribute."""
+        value = getattr(base, attr, MISSING)
+        root, _, attributes = f"{dotted}.{attr}".partition(".")
+        if root in self.cells:
+            guards.note(self.cells[root], root, value, attributes)
+        elif root in self.globals:
+            guards.note(self.globals, root, value, attributes)
+        else:
+            guards.note(builtins.__dict__, root, value, attributes)
+        return value
+
+    @property
+    def name(self) -> str:
+        return self.tree.name
+
+
+def call_signature(fn) -> inspect.Signature:
+    """The signature calls of `fn` bind to: its own, or, for a wrapper that takes ``*args``/``**kwargs`` and
+    names the function it wraps in ``__wrapped__`` (``functools.wraps``), that function's."""
+    if guards.passes_arguments_on(fn) and hasattr(fn, "__wrapped__"):
+        return inspect.signature(fn)
+    return inspect.signature(fn, follow_wrapped=False)
+
+
+def refuse_cached(fn) -> None:
+    """A function cached by ``functools.lru_cache`` returns values stored by earlier calls: no gradient."""
+    if hasattr(fn, "cache_info") and hasattr(fn, "__wrapped__"):
+        name = getattr(fn, "__name__", "the function")
+        raise SourceNotFound(f"{name!r} is cached with functools.lru_cache or functools.cache: a call may return "
+                             "a value stored by an earlier call, which has no gradient",
+                             hint=f"differentiate the undecorated function, {name}.__wrapped__")
+
+
+def parse_function(fn) -> ParsedFunction:
+    """Parse `fn`'s source into a gast FunctionDef (decorators dropped), resolving its namespaces.
+
+    A decorated function is the decorator's wrapper, whose source is parsed: a wrapper of the usual form,
+    ``def wrapper(*args, **kwargs): ... fn(*args, **kwargs) ...`` with ``functools.wraps``, gets the
+    parameters of the function it wraps. A derivative s2sgrad made has no source of its own: it, or a
+    wrapper of it, is refused (its transforms go through `api.derivatives`)."""
+    derivative = getattr(inspect.unwrap(fn), "s2sgrad_derivative", None)
+    if derivative is not None:
+        raise UnsupportedSyntax(f"{getattr(fn, '__name__', fn)!r} wraps {derivative.label}, a derivative "
+                                "made by s2sgrad, whose code is generated, not written in its source",
+                                hint="transform the derivative itself (sg.jvp(sg.grad(f)), sg.hvp(f), ...), or "
+                                     "write the wrapper's change as a function of your own that calls f")
+    refuse_cached(fn)
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        raise SourceNotFound(f"{getattr(fn, '__name__', fn)!r} is not a Python function, so it has no source "
+                             "to transform", hint="register a derivative rule for it with s2sgrad.adjoint")
+    guards.note_function(fn)
+    try:
+        lines, first_line = inspect.getsourcelines(code)      # the code that runs, not a __wrapped__ one
+    except (OSError, TypeError) as error:
+        raise SourceNotFound(f"cannot find the source of {fn.__qualname__!r} ({error})",
+                             hint="define the function in a file (not in the REPL or via exec) "
+                                  "or register a rule with s2sgrad.adjoint") from None
+    filename = inspect.getsourcefile(code) or code.co_filename
+    raw = "".join(lines)
+    source = textwrap.dedent(raw)
+    indent = len(lines[0]) - len(lines[0].lstrip()) if source != raw else 0
+    try:
+        module = gast.parse(source)
+    except SyntaxError:
+        module = None
+    tree = _find_function(module, code.co_name) if module is not None else None
+    if tree is None and code.co_name == "<lambda>":
+        tree = _lambda_as_function(raw, fn, filename, first_line)
+        indent = 0
+    if tree is None:
+        raise SourceNotFound(f"cannot parse the source of {fn.__qualname__!r}",
+                             Location(filename, first_line, 0, linecache.getline(filename, first_line)))
+    tree.decorator_list = []
+    closure, cells = {}, {}
+    for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
+        cells[name] = cell
+        try:
+            closure[name] = cell.cell_contents
+        except ValueError:                    # not bound yet: reading it is an error, as in Python
+            pass
+    parsed = ParsedFunction(fn, tree, filename, first_line - 1, indent, fn.__globals__, closure, cells=cells)
+    if (tree.args.vararg or tree.args.kwarg) and hasattr(fn, "__wrapped__"):
+        _pass_arguments_on(parsed, call_signature(fn))
+    return parsed
+
+
+def _find_function(module, name: str):
+    for node in module.body:
+        if isinstance(node, gast.FunctionDef) and node.name == name:
+            return node
+    return None
+
+
+def _pass_arguments_on(parsed: ParsedFunction, signature: inspect.Signature) -> None:
+    """Give a wrapper ``def wrapper(*args, **kwargs)`` the parameters of the function it wraps (its signature,
+    by ``functools.wraps``): ``fn(*args, **kwargs)`` becomes ``fn(x, y)``. Refused where the wrapper uses
+    ``args`` or ``kwargs`` otherwise, or passes them to a function with other parameters."""
+    tree = parsed.tree
+    arguments = tree.args
+    star = arguments.vararg.id if arguments.vararg else None
+    double = arguments.kwarg.id if arguments.kwarg else None
+    hint = "write the wrapper with the parameters of the function it wraps (def wrapper(x, y): ... fn(x, y))"
+
+    def refuse(message, node=tree):
+        raise UnsupportedSyntax(message, parsed.location(node), hint)
+    params = list(signature.parameters.values())
+    if arguments.args or arguments.posonlyargs or arguments.kwonlyargs:
+        refuse(f"the wrapper '{tree.name}' takes parameters besides *{star or 'args'} and **{double or 'kwargs'}")
+    if any(p.kind is not inspect.Parameter.POSITIONAL_OR_KEYWORD for p in params):
+        refuse(f"the function '{tree.name}' wraps has *args, **kwargs, keyword-only or positional-only parameters")
+    names = [p.name for p in params]
+    taken = {n.id for n in gast.walk(tree) if isinstance(n, gast.Name)} - {star, double}
+    clash = [n for n in names if n in taken]
+    if clash:
+        refuse(f"the wrapper '{tree.name}' uses the name '{clash[0]}', a parameter of the function it wraps",
+               tree)
+    for node in gast.walk(tree):
+        if not isinstance(node, gast.Call):
+            continue
+        passes_on = [a for a in node.args if isinstance(a, gast.Starred) and isinstance(a.value, gast.Name)
+                     and a.value.id == star] + \
+            [k for k in node.keywords if k.arg is None and isinstance(k.value, gast.Name) and k.value.id == double]
+        if not passes_on:
+            continue
+        forwards = len(node.args) == (star is not None) and len(node.keywords) == (double is not None) \
+            and len(passes_on) == len(node.args) + len(node.keywords)
+        if not forwards:
+            refuse(f"the wrapper '{tree.name}' passes on its arguments with others added or left out", node)
+        target = parsed.resolve(node.func.id) if isinstance(node.func, gast.Name) else MISSING
+        try:
+            theirs = list(call_signature(target).parameters.values()) if callable(target) else None
+        except (TypeError, ValueError):
+            theirs = None
+        if theirs is None or [(p.name, p.kind) for p in theirs] != [(p.name, p.kind) for p in params]:
+            refuse(f"the wrapper '{tree.name}' passes its arguments on to a function whose parameters are not "
+                   f"those it claims ({', '.join(names)})", node)
+        node.args = [gast.Name(n, gast.Load(), None, None) for n in names]
+        node.keywords = []
+    for node in gast.walk(tree):
+        if isinstance(node, gast.Name) and node.id in (star, double) and not isinstance(node.ctx, gast.Param):
+            refuse(f"the wrapper '{tree.name}' uses '{node.id}' other than passing it on", node)
+    tree.args = gast.arguments(args=[gast.Name(n, gast.Param(), None, None) for n in names], posonlyargs=[],
+                               vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
+
+
+def _lambda_as_function(raw, fn, filename, first_line):
+    """A lambda's source is the whole line it sits on: find the one lambda there and make it a def."""
+    text = raw.strip()
+    for candidate in (text, text.rstrip(",)"), "(" + text + ")"):
+        try:
+            module = gast.parse(candidate if not candidate.startswith(("@", ".")) else candidate[1:])
+        except SyntaxError:
+            continue
+        lambdas = [n for n in gast.walk(module) if isinstance(n, gast.Lambda)]
+        if len(lambdas) != 1:
+            raise UnsupportedSyntax("cannot tell which lambda on this line is being differentiated",
+                                    Location(filename, first_line, 0, linecache.getline(filename, first_line)),
+                                    hint="define the function with def")
+        lam = lambdas[0]
+        body = gast.Return(value=lam.body)
+        gast.copy_location(body, lam.body)
+        tree = gast.FunctionDef(name="<lambda>", args=lam.args, body=[body], decorator_list=[],
+                                returns=None, type_comment=None, type_params=[])
+        gast.copy_location(tree, lam)
+        return tree
+    return None

@@ -1,0 +1,104 @@
+"""The driver of forward mode: one generated module of tangent functions (`ForwardModule`), the requested
+one and one per user function it calls with tangents.
+"""
+from __future__ import annotations
+
+import ast
+import os
+
+from ..analysis.activity import DICT, INT, SCALAR, Fields, analyze
+from ..backend.forward_tidy import drop_dead_tangents, unpack_tuples
+from ..frontend.functions import LiftedFunction
+from ..frontend.lower import Lowerer
+from ..frontend.relower import is_generated, parse_generated
+from ..ir.names import identifier
+from ..ir.syntax import function as _function
+from ..transforms.forward import Forward, TangentCode, tangent_hint
+from .driver import GradientModule
+
+
+class ForwardModule(GradientModule):
+    """A generated module of forward-mode functions: the requested one, and one per user function it
+    calls with tangents (per pattern of arguments that have one). Generated gradient code is read back
+    in (see `relower`), so the function transformed may itself be a generated gradient.
+
+        >>> import numpy as np
+        >>> def f(x, n):
+        ...     return np.sin(x) * n
+        >>> module = ForwardModule()
+        >>> module.jvp(f, wrt=["x"]).name                    # def jvp_f_x(x, n, x_dot): ... return (y, y_dot)
+        'jvp_f_x'
+    """
+
+    recomputes = False
+
+    def __init__(self, hint=tangent_hint):
+        super().__init__()
+        self.hint = hint
+        self.tangent_callees: dict = {}
+
+    def prepare(self, fn, scalars=(), vectors=(), dicts=(), fields=None):
+        if isinstance(fn, LiftedFunction) or not is_generated(fn):
+            return super().prepare(fn, scalars, vectors, dicts, fields)
+        lowerer = Lowerer(parse_generated(fn), scalars=scalars, vectors=vectors)
+        lowered = lowerer.function()
+        self.collect_globals(lowered, lowerer.names)
+        return lowered, lowerer.names
+
+    def tidy(self, node: ast.FunctionDef, names, keep=frozenset(), row_stacks=None,
+             in_place_rows=None) -> ast.FunctionDef:
+        """Unpack tuples read element by element, then fold and merge names as for gradients."""
+        unpack_tuples(node)
+        return super().tidy(node, names, keep, row_stacks, in_place_rows)
+
+    def jvp(self, fn, wrt: list[str], arg_kinds=None, name: str | None = None) -> ast.FunctionDef:
+        """``name(*params, *tangents of wrt) -> (value, tangent of value)`` for `fn`."""
+        kinds = arg_kinds or {}
+        lowered, names = self.prepare(fn, [p for p, k in kinds.items() if k in (SCALAR, INT)],
+                                      [p for p, k in kinds.items() if isinstance(k, tuple) and len(k) == 1],
+                                      [p for p, k in kinds.items() if k == DICT],
+                                      {p: k.names for p, k in kinds.items() if isinstance(k, Fields)})
+        self.origin = getattr(lowered.source, "origin", "") \
+            or f"{os.path.basename(lowered.source.filename)}:{lowered.name}"
+        analysis = analyze(lowered, list(wrt), arg_kinds)
+        self.structures.append({p: k for p, k in kinds.items() if k == DICT or isinstance(k, Fields)})
+        try:
+            code = tidied(Forward(lowered, list(wrt), analysis, self, names, self.hint).run())
+        finally:
+            self.structures.pop()
+        fn_name = self.names.fresh(name or identifier(f"jvp_{lowered.name}_{'_'.join(wrt)}"))
+        body = [*code.body, ast.Return(ast.Tuple([code.result, code.tangent], ast.Load()))]
+        node = self.tidy(_function(fn_name, list(lowered.params) + code.tangent_params, body), names)
+        self.functions.append(node)
+        return node
+
+    def tangent_callee(self, fn, mask: tuple, loc, args=()) -> str | None:
+        """The name of the tangent function of user function `fn` given tangents where `mask` is true:
+        ``name(*args, *tangents) -> (value, tangent)``; None if its result has no tangent."""
+        structures = self.structures_of(args)
+        key = (id(fn), mask, structures)
+        if key in self.tangent_callees:
+            return self.tangent_callees[key]
+        lowered, names = self.prepare_callee(fn, structures)
+        wrt = [p for p, m in zip(lowered.params, mask) if m]
+        analysis = analyze(lowered, wrt, self.callee_kinds(lowered, structures))
+        if not analysis.is_active(lowered.result):
+            self.tangent_callees[key] = None
+            return None
+        fn_name = self.tangent_callees[key] = self.names.fresh(f"{identifier(fn.__name__)}_jvp")
+        self.structures.append(dict(zip(lowered.params, structures)))
+        try:
+            # a recursive call finds fn_name
+            code = tidied(Forward(lowered, wrt, analysis, self, names, self.hint).run())
+        finally:
+            self.structures.pop()
+        body = [*code.body, ast.Return(ast.Tuple([code.result, code.tangent], ast.Load()))]
+        self.functions.append(self.tidy(_function(fn_name, list(lowered.params) + code.tangent_params, body), names))
+        return fn_name
+
+
+def tidied(code: TangentCode) -> TangentCode:
+    """`code` without the tangents nothing reads (its result and the result's tangent are read)."""
+    drop_dead_tangents(code.body, {n.id for n in ast.walk(ast.Tuple([code.result, code.tangent], ast.Load()))
+                                   if isinstance(n, ast.Name)}, code.tangents)
+    return code

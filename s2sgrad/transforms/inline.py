@@ -1,0 +1,368 @@
+"""Inline a derivative rule's template at one call site.
+
+    >>> import numpy as np
+    >>> from s2sgrad.ir import Op, Var
+    >>> from s2sgrad.ir.names import Names
+    >>> from s2sgrad.rules import rule_for
+    >>> rule = rule_for(np.sin)
+    >>> steps = expand(rule, Op(np.sin, [Var("x")]), "y", ast.Name("dy", ast.Load()), lambda atom: True, Names())
+    >>> [ast.unparse(s.expr) for s in steps]
+    ['dy * np.cos(x)']
+
+Each ``d[x] = expr`` of the template becomes a `Contribution` to the adjoint of
+the atom bound to `x`; ``d[y]`` becomes the adjoint of the result; parameters
+become the call's atoms (or the template's defaults); template temporaries get
+fresh names. Contributions to inactive arguments are dropped, and so are the
+temporaries only they used.
+"""
+from __future__ import annotations
+
+import ast
+import copy
+import inspect
+import warnings
+from dataclasses import dataclass
+
+from ..errors import S2SGradError
+from ..ir import primitives
+from ..ir.nodes import Const, Op, Var, atom_expr
+from ..ir.syntax import np_call as _np_call
+from ..optimizations import ALL
+from ..rules.registry import Rule
+
+
+@dataclass
+class Contribution:
+    """``d[atom] += expr`` (or ``=`` for the first contribution)."""
+    atom: object
+    expr: ast.expr
+
+
+def bind(rule: Rule, op: Op) -> dict:
+    """Map each template parameter to the call's atom, or to the template's default."""
+    try:
+        bound = rule.signature.bind(*op.args, **op.kwargs)
+    except TypeError as error:
+        raise S2SGradError(f"the call does not match the derivative rule of "
+                           f"{getattr(op.fn, '__name__', op.fn)}: {error}") from None
+    bound.apply_defaults()
+    out = {}
+    for name, value in bound.arguments.items():
+        kind = rule.signature.parameters[name].kind
+        if kind == inspect.Parameter.VAR_POSITIONAL:
+            out[name] = tuple(value)
+        elif isinstance(value, (Var, Const)) or hasattr(value, "name") and hasattr(value, "value"):
+            out[name] = value
+        else:
+            out[name] = Const(value)
+    return out
+
+
+def _expr_of(bound) -> ast.expr:
+    if isinstance(bound, tuple):
+        return ast.Tuple([atom_expr(a) for a in bound], ast.Load())
+    return atom_expr(bound)
+
+
+class _Substitute(ast.NodeTransformer):
+    def __init__(self, bindings: dict, output: str, result: ast.expr, adjoint: ast.expr, temps: dict):
+        self.bindings = bindings
+        self.output = output
+        self.result = result
+        self.adjoint = adjoint
+        self.temps = temps
+
+    def visit_Subscript(self, node):
+        if isinstance(node.value, ast.Name) and node.value.id == "d":
+            key = node.slice
+            if isinstance(key, ast.Name) and key.id == self.output:
+                return copy.deepcopy(self.adjoint)
+            raise ValueError("a rule template may read only the adjoint of its result")
+        self.generic_visit(node)
+        return node
+
+    def visit_Name(self, node):
+        if node.id == self.output:
+            expr = copy.deepcopy(self.result)
+            if self.shapes is not None and isinstance(expr, ast.Name):
+                expr.shape = self.shapes.concrete(Var(expr.id))     # for codegen's broadcast peephole
+            return expr
+        if node.id in self.bindings:
+            expr = _expr_of(self.bindings[node.id])
+            if self.shapes is not None and isinstance(expr, ast.Name):
+                expr.shape = self.shapes.concrete(Var(expr.id))     # for codegen's broadcast peephole
+            return expr
+        if node.id in self.temps:
+            return ast.Name(self.temps[node.id], node.ctx)
+        return node
+
+
+def _target_atom(target, bindings):
+    """The atom a ``d[x]`` (or ``d[xs[k]]``) on the left of a template assignment refers to."""
+    if isinstance(target, ast.Name):
+        return bindings.get(target.id)
+    if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) \
+            and isinstance(target.slice, ast.Constant):
+        group = bindings.get(target.value.id)
+        if isinstance(group, tuple) and target.slice.value < len(group):
+            return group[target.slice.value]
+    return None
+
+
+def expand(rule: Rule, op: Op, result: str, adjoint: ast.expr, is_active, names, shapes=None,
+           optimizations: frozenset[str] = ALL) -> list:
+    """The statements and `Contribution`s that apply `rule` at `op` (whose value is named `result`).
+
+    With `shapes` (a `shapes.Shapes`) and the optimization "shapes", ``unbroadcast`` is left out
+    where an argument certainly has the result's shape, and written as a plain sum where the
+    argument's shape is known ("dot": a dot product where it can); with "float_math", NumPy
+    functions of a scalar become their `math` twins; "constant_folding" folds what substitution
+    leaves constant.
+    """
+    bindings = bind(rule, op)
+    temps = {}
+    for stmt in rule.body:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id not in temps \
+                    and node.id not in bindings:
+                temps[node.id] = names.fresh(node.id, temporary=True)
+    steps = []
+    for stmt in rule.body:
+        is_contribution = isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
+            and isinstance(stmt.targets[0], ast.Subscript) and isinstance(stmt.targets[0].value, ast.Name) \
+            and stmt.targets[0].value.id == "d"
+        substitute = _Substitute(bindings, rule.output, ast.Name(result, ast.Load()), adjoint, temps)
+        substitute.shapes = shapes
+        if is_contribution:
+            atom = _target_atom(stmt.targets[0].slice, bindings)
+            if atom is None:
+                raise ValueError(f"cannot tell which argument {ast.unparse(stmt.targets[0])} refers to")
+            if isinstance(atom, tuple):          # d[items] for a *items parameter: one per item
+                for k, item in enumerate(atom):
+                    if is_active(item):
+                        expr = substitute.visit(copy.deepcopy(stmt.value))
+                        steps.append(Contribution(item, ast.Subscript(expr, ast.Constant(k), ast.Load())))
+                continue
+            if is_active(atom):
+                expr = substitute.visit(copy.deepcopy(stmt.value))
+                if shapes is not None and "shapes" in optimizations:
+                    expr = _Unbroadcast(shapes, result, adjoint, "dot" in optimizations).visit(expr)
+                if shapes is not None and "float_math" in optimizations:
+                    expr = _FloatMath(shapes).visit(expr)
+                steps.append(Contribution(atom, expr))
+        else:
+            steps.append(substitute.visit(copy.deepcopy(stmt)))
+    for step in steps if "constant_folding" in optimizations else ():
+        if isinstance(step, Contribution):
+            step.expr = _FoldConstants().visit(step.expr)
+        else:
+            _FoldConstants().visit(step)
+    return _drop_unused(steps)
+
+
+class _FoldConstants(ast.NodeTransformer):
+    """Evaluate tests on constants left by substitution: ``a if None is None else b`` -> ``a``."""
+
+    def visit_IfExp(self, node):
+        self.generic_visit(node)
+        if isinstance(node.test, ast.Constant):
+            return node.body if node.test.value else node.orelse
+        return node
+
+    def _fold(self, node):
+        self.generic_visit(node)
+        if all(isinstance(n, (ast.Constant, ast.Tuple, ast.List, ast.Load, ast.cmpop, ast.boolop,
+                              ast.unaryop, ast.operator, ast.BinOp, ast.Compare, ast.BoolOp, ast.UnaryOp,
+                              ast.expr_context))
+               for n in ast.walk(node)):
+            try:
+                expression = ast.fix_missing_locations(ast.Expression(node))
+                with warnings.catch_warnings():       # ("2.0 is not None" is a test on constants too)
+                    warnings.simplefilter("ignore", SyntaxWarning)
+                    return ast.Constant(eval(compile(expression, "<rule>", "eval"), {"__builtins__": {}}))
+            except Exception:
+                return node
+        return node
+
+    visit_Compare = visit_BoolOp = visit_UnaryOp = _fold
+
+    def visit_Call(self, node):
+        """``np.where(test, a, b)`` with a constant test is the branch it picks (``x ** np.where(2 == 0, 1, 2 - 1)``
+        is ``x ** 1``, then ``x``)."""
+        self.generic_visit(node)
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr == "where" and isinstance(func.value, ast.Name) \
+                and func.value.id == "np" and len(node.args) == 3 and not node.keywords \
+                and isinstance(node.args[0], ast.Constant) and type(node.args[0].value) is bool:
+            return node.args[1] if node.args[0].value else node.args[2]
+        return node
+
+    def visit_BinOp(self, node):
+        node = self._fold(node)
+        if not isinstance(node, ast.BinOp):
+            return node
+        right, left = node.right, node.left
+        one = lambda n: isinstance(n, ast.Constant) and type(n.value) in (int, float) and n.value == 1
+        if isinstance(node.op, (ast.Pow, ast.Mult, ast.Div)) and one(right):
+            return left                                   # x ** 1, x * 1, x / 1
+        if isinstance(node.op, ast.Mult) and one(left):
+            return right
+        return node
+
+
+class _Unbroadcast(ast.NodeTransformer):
+    """Use what is known of shapes: ``unbroadcast(g, x)`` -> ``g`` where x certainly has the result's
+    shape, ``np.sum(g)`` where x is a scalar, ``sum_to(g, (3, 1))`` where x's shape is known;
+    ``unreduce(g, x, None, False)`` -> ``np.broadcast_to(g, (3, 4))`` where x's shape is known."""
+
+    def __init__(self, shapes, result: str, adjoint: ast.expr | None = None, dot: bool = True):
+        self.shapes = shapes
+        self.result = result
+        self.adjoint = ast.dump(adjoint) if adjoint is not None else None
+        self.dot = dot
+
+    def matmul(self, node):
+        return _matmul_specialized(node, self.shapes)
+
+    def total(self, g):
+        """``np.sum(g)``; for ``d[y] * b`` with y and b vectors of one shape, the dot product ``d[y] @ b``."""
+        result = self.shapes.concrete(Var(self.result))
+        if self.dot and isinstance(g, ast.BinOp) and isinstance(g.op, ast.Mult) and result is not None \
+                and len(result) == 1 and ast.dump(g.left) == self.adjoint and isinstance(g.right, ast.Name) \
+                and self.shapes.concrete(Var(g.right.id)) == result:
+            return ast.BinOp(g.left, ast.MatMult(), g.right)
+        return _np_call("sum", g)
+
+    def pieces(self, node):
+        """``unconcatenate(g, parts, axis)`` -> ``[g[:4], g[4:7]]`` where the parts' shapes are known."""
+        g, parts, axis = node.args
+        items = self.shapes.items.get(parts.id)
+        shapes = [self.shapes.concrete(a) for a in items] if items else None
+        if not shapes or any(s is None or not s for s in shapes) or not isinstance(axis, ast.Constant) \
+                or type(axis.value) is not int or len({len(s) for s in shapes}) != 1:
+            return None
+        k = axis.value % len(shapes[0])
+        out, start = [], 0
+        for shape in shapes:
+            stop = start + shape[k]
+            cut = [ast.Slice(None, None, None)] * k + [ast.Slice(ast.Constant(start) if start else None,
+                                                                 ast.Constant(stop), None)]
+            index = cut[0] if len(cut) == 1 else ast.Tuple(cut, ast.Load())
+            out.append(ast.Subscript(copy.deepcopy(g), index, ast.Load()))
+            start = stop
+        return ast.List(out, ast.Load())
+
+    def written_shape(self, g):
+        """If `g` is ``written(d[y], i)``: the shape of y[i] where known, else ``False``; otherwise None."""
+        if not (isinstance(g, ast.Call) and isinstance(g.func, ast.Name) and g.func.id == "written"
+                and len(g.args) == 2):
+            return None
+        index = g.args[1]
+        atom = Var(index.id) if isinstance(index, ast.Name) else \
+            Const(index.value) if isinstance(index, ast.Constant) else None
+        shape = self.shapes.getitem(Var(self.result), atom) if atom is not None else None
+        return shape if shape is not None else False
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if not isinstance(node.func, ast.Name) or len(node.args) < 2:
+            return node
+        like = node.args[1]
+        atom = Var(like.id) if isinstance(like, ast.Name) else \
+            Const(like.value) if isinstance(like, ast.Constant) else None
+        if atom is None:
+            return node
+        if node.func.id == "unbroadcast" and len(node.args) == 2:
+            part = self.written_shape(node.args[0])
+            if part is not None:                  # written(d[y], i) has the shape of y[i], not of y
+                if part == self.shapes.concrete(atom):
+                    return node.args[0]
+                return node
+            if self.shapes.same(atom, self.result):
+                return node.args[0]
+            shape = self.shapes.concrete(atom)
+            if shape is not None and self.shapes.concrete(Var(self.result)) is not None:
+                if shape == ():
+                    return self.total(node.args[0])
+                return ast.Call(ast.Name("sum_to", ast.Load()), [node.args[0], primitives.constant(shape)], [])
+        if node.func.id in ("matmul_grad_a", "matmul_grad_b") and len(node.args) == 3:
+            return self.matmul(node) or node
+        if node.func.id == "unconcatenate" and len(node.args) == 3 and not node.keywords \
+                and isinstance(like, ast.Name):          # (a stacking's ndmin= changes the parts' shapes)
+            return self.pieces(node) or node
+        if node.func.id == "unreduce" and len(node.args) == 4 and _is_none(node.args[2]) \
+                and _is_false(node.args[3]):
+            shape = self.shapes.concrete(atom)
+            if shape == ():
+                return node.args[0]
+            if shape is not None:
+                return _np_call("broadcast_to", node.args[0], primitives.constant(shape))
+        return node
+
+
+# NumPy functions whose `math` twins take every float (no domain errors, no overflow errors) and give
+# NumPy's results bit for bit (both call the C library; NumPy's own tanh and arctan differ by up to 2 ulp).
+SCALAR_TWINS = {"sin": "sin", "cos": "cos"}
+
+
+class _FloatMath(ast.NodeTransformer):
+    """``np.cos(y)`` -> ``math.cos(y)`` in backward code where y is certainly a scalar: the same function,
+    without NumPy's per-call cost for one number."""
+
+    def __init__(self, shapes):
+        self.shapes = shapes
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        func = node.func
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "np" \
+                and func.attr in SCALAR_TWINS and len(node.args) == 1 and not node.keywords \
+                and isinstance(node.args[0], ast.Name) and self.shapes.is_scalar(Var(node.args[0].id)):
+            return ast.Call(ast.Attribute(ast.Name("math", ast.Load()), SCALAR_TWINS[func.attr], ast.Load()),
+                            node.args, [])
+        return node
+
+
+def _matmul_specialized(node, shapes):
+    """``matmul_grad_a(g, W, h)`` -> ``np.outer(g, h)`` and the like, where the operands' ranks are known."""
+    g, a, b = node.args
+    atoms = [Var(x.id) if isinstance(x, ast.Name) else None for x in (a, b)]
+    if None in atoms:
+        return None
+    ranks = [len(s) if s is not None else None for s in (shapes.concrete(atoms[0]), shapes.concrete(atoms[1]))]
+    transpose = lambda x: ast.Attribute(x, "T", ast.Load())
+    if node.func.id == "matmul_grad_a":
+        if ranks == [2, 1]:
+            return _np_call("outer", g, b)
+        if ranks == [2, 2]:
+            return ast.BinOp(g, ast.MatMult(), transpose(b))
+    else:
+        if ranks in ([2, 1], [2, 2]):
+            return ast.BinOp(transpose(a), ast.MatMult(), g)
+        if ranks == [1, 2]:
+            return _np_call("outer", a, g)
+    return None
+
+
+
+
+def _is_none(node) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def _is_false(node) -> bool:
+    return isinstance(node, ast.Constant) and node.value is False
+
+
+def _drop_unused(steps: list) -> list:
+    """Remove template temporaries that no kept statement reads."""
+    while True:
+        used = set()
+        for step in steps:
+            node = step.expr if isinstance(step, Contribution) else step
+            used.update(n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
+        kept = [s for s in steps if isinstance(s, Contribution) or not isinstance(s, ast.Assign)
+                or any(isinstance(t, ast.Name) and t.id in used for t in s.targets)]
+        if len(kept) == len(steps):
+            return kept
+        steps = kept
