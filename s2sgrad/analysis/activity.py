@@ -12,6 +12,7 @@ and tuples, added elementwise), or ``"unknown"``.
     ...     y = np.sin(x) * 2.0
     ...     return np.sum(y * np.cos(w))
     >>> lowered, _ = lower_function(f)
+    >>> specialize_sequences(lowered)
     >>> "w" in analyze(lowered, wrt=["x"]).active, "w" in analyze(lowered, wrt=["w"]).active
     (False, True)
 """
@@ -27,6 +28,7 @@ from ..ir import primitives
 from ..ir.nodes import Assign, Const, Function, Global, If, Op, Var, While
 from ..rules import is_nondifferentiable, rule_for
 from ..rules.nondifferentiable import value_arguments
+from .dataflow import Forward, assignments, names
 from .dtypes import Dtypes, is_real
 from .shapes import Shapes
 
@@ -68,10 +70,55 @@ def analyze(fn: Function, wrt: list[str], arg_kinds: dict[str, str] | None = Non
     `seed_dtype` is the output adjoint's.
     Without `activity` (for comparison), values computed by derivative rules from the other
     parameters (not known to be integers) count as varied too: they get adjoint code nothing reads.
+    The list operations of `fn` are those `specialize_sequences` made (the caller runs it first).
     """
     analysis = Analysis(arg_kinds=dict(arg_kinds or {}))
-    kinds = analysis.kind
-    known_shapes, ints = {}, set()
+    kinds, known_shapes, ints = _parameters(fn, arg_kinds)
+    analysis.shapes = Shapes(known_shapes, ints=ints)
+    analysis.shapes.block(fn.body)
+    if arg_dtypes is not None:
+        analysis.dtypes = Dtypes({p: arg_dtypes.get(p) for p in fn.params})
+        analysis.dtypes.block(fn.body)
+        analysis.real_adjoints = analysis.dtypes.real() and is_real(seed_dtype)
+    analysis.kind = _kinds(fn.body, kinds)
+    _refuse_augmented_list_writes(fn.body, analysis.shapes)
+    integers = integer_arrays(fn, analysis.dtypes)
+    varied = _varied(fn.body, set(wrt), blocked=integers)
+    if not activity:
+        others = {p for p in fn.params if not analysis.shapes.is_int(Var(p))}
+        varied |= _varied(fn.body, others, through=_has_rule, blocked=integers)
+    useful = {fn.result.name} if isinstance(fn.result, Var) else set()
+    _useful(fn.body, useful)
+    analysis.active = {n for n in varied & useful if analysis.kind.get(n) != NONE_KIND}
+    return analysis
+
+
+def specialize_sequences(fn: Function, arg_kinds: dict[str, str] | None = None) -> None:
+    """Rewrite the list operations of `fn`, by the kinds of their operands, before `analyze`: indexing a list or
+    tuple is ``seq_getitem``, whose adjoint is a list, not an array; writing one by index, adding two and
+    repeating one are ``seq_setitem``, ``seq_concat`` and ``seq_repeat``."""
+    kinds = _kinds(fn.body, _parameters(fn, arg_kinds)[0])
+    for stmt in assignments(fn.body):
+        if isinstance(stmt.value, Op) and stmt.value.fn is operator.getitem \
+                and _atom_kind(stmt.value.args[0], kinds) == SEQ:
+            stmt.value.fn = primitives.seq_getitem
+        elif isinstance(stmt.value, Op) and _seq_form(stmt.value, kinds):
+            stmt.value.fn, stmt.value.args = _seq_form(stmt.value, kinds)
+
+
+def _refuse_augmented_list_writes(block: list, shapes: Shapes) -> None:
+    for stmt in assignments(block):
+        if isinstance(stmt.value, Op) and stmt.value.fn is primitives.seq_setitem and stmt.value.augmented \
+                and not shapes.is_scalar(stmt.value.args[2]):
+            raise UnsupportedSyntax(
+                "an augmented assignment to a list element changes the element itself where it is an array "
+                "(and so every name for that array), which s2sgrad does not follow", stmt.loc,
+                "write it out: ys[i] = ys[i] + ... (a new value in the list)")
+
+
+def _parameters(fn: Function, arg_kinds: dict | None) -> tuple[dict, dict, set]:
+    """The kinds of `fn`'s parameters, the shapes known of them, and those holding integers."""
+    kinds, known_shapes, ints = {}, {}, set()
     for param in fn.params:
         kind = (arg_kinds or {}).get(param, TENSOR)
         if kind in (SCALAR, INT):
@@ -85,25 +132,7 @@ def analyze(fn: Function, wrt: list[str], arg_kinds: dict[str, str] | None = Non
             known_shapes[param] = kind
             kind = TENSOR
         kinds[param] = kind
-    analysis.shapes = Shapes(known_shapes, ints=ints)
-    analysis.shapes.block(fn.body)
-    if arg_dtypes is not None:
-        analysis.dtypes = Dtypes({p: arg_dtypes.get(p) for p in fn.params})
-        analysis.dtypes.block(fn.body)
-        analysis.real_adjoints = analysis.dtypes.real() and is_real(seed_dtype)
-    _kinds(fn.body, kinds)
-    _specialize(fn.body, kinds, analysis.shapes)
-    integers = integer_arrays(fn, analysis.dtypes)
-    varied = set(wrt)
-    _varied(fn.body, varied, blocked=integers)
-    if not activity:
-        others = {p for p in fn.params if not analysis.shapes.is_int(Var(p))}
-        _varied(fn.body, others, through=_has_rule, blocked=integers)
-        varied |= others
-    useful = {fn.result.name} if isinstance(fn.result, Var) else set()
-    _useful(fn.body, useful)
-    analysis.active = {n for n in varied & useful if kinds.get(n) != NONE_KIND}
-    return analysis
+    return kinds, known_shapes, ints
 
 
 BOOLEAN = [operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne, operator.is_,
@@ -131,15 +160,9 @@ def boolean_result(fn: Function, analysis: Analysis):
 
 def first_complex_active(block: list, analysis: Analysis):
     """The first statement (in program order) that makes an active value complex, where dtypes know it."""
-    for stmt in block:
-        if isinstance(stmt, Assign):
-            if stmt.target in analysis.active and analysis.dtypes.is_complex(stmt.target):
-                return stmt
-        elif isinstance(stmt, (If, While)):
-            inner = [*stmt.body, *stmt.orelse] if isinstance(stmt, If) else [*stmt.cond, *stmt.body]
-            found = first_complex_active(inner, analysis)
-            if found is not None:
-                return found
+    for stmt in assignments(block):
+        if stmt.target in analysis.active and analysis.dtypes.is_complex(stmt.target):
+            return stmt
     return None
 
 
@@ -226,49 +249,26 @@ def _op_kind(op: Op, kinds) -> str:
     return UNKNOWN
 
 
-def _kinds(block, kinds) -> None:
-    for stmt in block:
-        if isinstance(stmt, Assign):
-            if stmt.target:
-                kinds[stmt.target] = _op_kind(stmt.value, kinds) if isinstance(stmt.value, Op) \
-                    else _atom_kind(stmt.value, kinds)
-        elif isinstance(stmt, If):
-            _kinds(stmt.body, kinds)
-            _kinds(stmt.orelse, kinds)
-            for r, a, b in zip(stmt.results, stmt.body_outs, stmt.orelse_outs):
-                kinds[r] = _join(_atom_kind(a, kinds), _atom_kind(b, kinds))
-        elif isinstance(stmt, While):
-            for p, init in zip(stmt.params, stmt.inits):
-                kinds[p] = _atom_kind(init, kinds)
-            for _ in range(3):                      # kinds settle in a couple of rounds
-                _kinds(stmt.cond, kinds)
-                _kinds(stmt.body, kinds)
-                for p, out in zip(stmt.params, stmt.body_outs):
-                    kinds[p] = _join(kinds[p], _atom_kind(out, kinds))
-            for r, p in zip(stmt.results, stmt.params):
-                kinds[r] = kinds[p]
+class _Kinds(Forward):
+    """Each name's kind, by a forward walk (a loop's kinds settle in a couple of rounds)."""
+
+    rounds = 3
+
+    def fact(self, atom) -> str:
+        return _atom_kind(atom, self.facts)
+
+    def transfer(self, stmt: Assign) -> str:
+        return _op_kind(stmt.value, self.facts) if isinstance(stmt.value, Op) else _atom_kind(stmt.value, self.facts)
+
+    def join(self, a: str, b: str) -> str:
+        return _join(a, b)
 
 
-def _specialize(block, kinds, shapes) -> None:
-    """Indexing a list or tuple is ``seq_getitem``, whose adjoint is a list, not an array; writing one by
-    index, adding two and repeating one are ``seq_setitem``, ``seq_concat`` and ``seq_repeat``."""
-    for stmt in block:
-        if isinstance(stmt, Assign) and isinstance(stmt.value, Op) and stmt.value.fn is operator.getitem \
-                and _atom_kind(stmt.value.args[0], kinds) == SEQ:
-            stmt.value.fn = primitives.seq_getitem
-        elif isinstance(stmt, Assign) and isinstance(stmt.value, Op) and _seq_form(stmt.value, kinds):
-            stmt.value.fn, stmt.value.args = _seq_form(stmt.value, kinds)
-            if stmt.value.augmented and not shapes.is_scalar(stmt.value.args[2]):
-                raise UnsupportedSyntax(
-                    "an augmented assignment to a list element changes the element itself where it is an array "
-                    "(and so every name for that array), which s2sgrad does not follow", stmt.loc,
-                    "write it out: ys[i] = ys[i] + ... (a new value in the list)")
-        elif isinstance(stmt, If):
-            _specialize(stmt.body, kinds, shapes)
-            _specialize(stmt.orelse, kinds, shapes)
-        elif isinstance(stmt, While):
-            _specialize(stmt.cond, kinds, shapes)
-            _specialize(stmt.body, kinds, shapes)
+def _kinds(block: list, parameters: dict) -> dict:
+    """The kind of every name of `block`, given its function's parameters'."""
+    walk = _Kinds(parameters)
+    walk.block(block)
+    return walk.facts
 
 
 # ---------------------------------------------------------------- activity
@@ -286,48 +286,42 @@ def integer_arrays(fn: Function, dtypes: Dtypes | None) -> set[str]:
     if dtypes is None:
         dtypes = Dtypes({p: None for p in fn.params})
         dtypes.block(fn.body)
-    return {name for name, d in dtypes.descriptor.items() if isinstance(d, np.dtype) and d.kind in "biu"}
+    return {name for name, d in dtypes.facts.items() if isinstance(d, np.dtype) and d.kind in "biu"}
 
 
-def _varied(block, varied: set, through=differentiable, blocked=frozenset()) -> None:
-    """Add to `varied` the names computed from it by operations `through` lets gradients through
-    (never the `blocked` ones)."""
-    for stmt in block:
-        if isinstance(stmt, Assign):
-            if not stmt.target or stmt.target in blocked:
-                continue
-            value = stmt.value
-            if isinstance(value, Op):
-                values = value_arguments(value)
-                if values is not None:          # a derivative through these only: refused, having no rule
-                    if any(isinstance(a, Var) and a.name in varied for a in values):
-                        varied.add(stmt.target)
-                elif through(value) and any(isinstance(a, Var) and a.name in varied
-                                            for a in [*value.args, *value.kwargs.values()]):
-                    varied.add(stmt.target)
-            elif isinstance(value, Var) and value.name in varied:
-                varied.add(stmt.target)
-        elif isinstance(stmt, If):
-            _varied(stmt.body, varied, through, blocked)
-            _varied(stmt.orelse, varied, through, blocked)
-            for r, a, b in zip(stmt.results, stmt.body_outs, stmt.orelse_outs):
-                if (_in(a, varied) or _in(b, varied)) and r not in blocked:
-                    varied.add(r)
-        elif isinstance(stmt, While):
-            for p, init in zip(stmt.params, stmt.inits):
-                if _in(init, varied) and p not in blocked:
-                    varied.add(p)
-            while True:
-                size = len(varied)
-                _varied(stmt.body, varied, through, blocked)
-                for p, out in zip(stmt.params, stmt.body_outs):
-                    if _in(out, varied) and p not in blocked:
-                        varied.add(p)
-                if len(varied) == size:
-                    break
-            for r, p in zip(stmt.results, stmt.params):
-                if p in varied and r not in blocked:
-                    varied.add(r)
+class _Varied(Forward):
+    """Which names are varied (True), by a forward walk from the `seeds`: computed from a varied name by an
+    operation `through` lets gradients through, and never one of the `blocked` names."""
+
+    def __init__(self, seeds: set, through, blocked):
+        super().__init__(dict.fromkeys(seeds, True))
+        self.through, self.blocked = through, blocked
+
+    def fact(self, atom) -> bool:
+        return isinstance(atom, Var) and self.facts.get(atom.name, False)
+
+    def transfer(self, stmt: Assign) -> bool:
+        value = stmt.value
+        if not isinstance(value, Op):
+            return self.fact(value)
+        values = value_arguments(value)
+        if values is None:                      # else a derivative through these only: refused, having no rule
+            values = [*value.args, *value.kwargs.values()] if self.through(value) else []
+        return any(self.fact(a) for a in values)
+
+    def join(self, a: bool, b: bool) -> bool:
+        return a or b
+
+    def bind(self, name: str, fact: bool) -> None:
+        self.facts[name] = fact and name not in self.blocked
+
+
+def _varied(block, seeds: set, through=differentiable, blocked=frozenset()) -> set:
+    """The `seeds` and the names computed from them by operations `through` lets gradients through (never
+    the `blocked` ones)."""
+    walk = _Varied(seeds, through, blocked)
+    walk.block(block)
+    return {name for name, varied in walk.facts.items() if varied}
 
 
 def _useful(block, useful: set) -> None:
@@ -338,15 +332,15 @@ def _useful(block, useful: set) -> None:
                 if isinstance(value, Op):
                     values = value_arguments(value)
                     if values is not None:
-                        useful.update(a.name for a in values if isinstance(a, Var))
+                        useful |= names(values)
                     elif differentiable(value):
-                        useful.update(a.name for a in [*value.args, *value.kwargs.values()] if isinstance(a, Var))
+                        useful |= names([*value.args, *value.kwargs.values()])
                 elif isinstance(value, Var):
                     useful.add(value.name)
         elif isinstance(stmt, If):
             for r, a, b in zip(stmt.results, stmt.body_outs, stmt.orelse_outs):
                 if r in useful:
-                    useful.update(x.name for x in (a, b) if isinstance(x, Var))
+                    useful |= names([a, b])
             _useful(stmt.body, useful)
             _useful(stmt.orelse, useful)
         elif isinstance(stmt, While):
@@ -366,14 +360,11 @@ def _useful(block, useful: set) -> None:
                     useful.add(init.name)
 
 
-def _in(atom, names) -> bool:
-    return isinstance(atom, Var) and atom.name in names
-
-
 
 
 SCALAR = "scalar"
 INT = "int"
 
 
-__all__ = ["Analysis", "analyze", "differentiable", "TENSOR", "SEQ", "DICT", "Fields", "UNKNOWN", "SCALAR", "INT"]
+__all__ = ["Analysis", "analyze", "specialize_sequences", "differentiable", "TENSOR", "SEQ", "DICT", "Fields",
+           "UNKNOWN", "SCALAR", "INT"]

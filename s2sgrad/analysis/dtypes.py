@@ -31,7 +31,8 @@ import operator
 import numpy as np
 
 from ..ir import primitives
-from ..ir.nodes import Assign, Const, Global, If, Op, Var, While
+from ..ir.nodes import Assign, Const, Global, Op, Var
+from .dataflow import Forward
 
 REAL = "real"
 PYTHON_NUMBERS = (bool, int, float, complex)
@@ -50,6 +51,7 @@ SAME_DTYPE = {np.transpose, np.reshape, np.ravel, np.squeeze, np.expand_dims, np
               np.zeros_like, np.ones_like, np.empty_like, np.atleast_1d, np.atleast_2d}
 SIZES = {np.shape, builtins.len, np.ndim, np.size}
 HOLDERS = {builtins.range, primitives.make_tuple, primitives.make_list}
+JOINED = {primitives.seq_concat, primitives.seq_repeat}       # lists and tuples added or repeated
 
 
 def dtype_of(value):
@@ -77,16 +79,17 @@ def is_real(descriptor) -> bool:
     return isinstance(descriptor, np.dtype) and descriptor.kind in "biuf" and descriptor.itemsize <= 8
 
 
-class Dtypes:
-    """Descriptors of the names of one lowered function."""
+class Dtypes(Forward):
+    """Descriptors of the names of one lowered function (`facts`: name -> descriptor), found by a forward walk
+    (`block`) whose loops run until their variables' descriptors settle (the lattice is short: this ends)."""
 
     def __init__(self, known: dict):
-        self.descriptor: dict = dict(known)      # name -> descriptor
+        super().__init__(known)
         self.items: dict = {}                    # name of a list or tuple -> its items' descriptors
 
     def of(self, atom):
         if isinstance(atom, Var):
-            return self.descriptor.get(atom.name)
+            return self.facts.get(atom.name)
         value = atom.value
         if isinstance(atom, Global) and isinstance(value, (np.ndarray, np.generic)) or type(value) in PYTHON_NUMBERS:
             return dtype_of(value)
@@ -96,10 +99,10 @@ class Dtypes:
 
     def real(self) -> bool:
         """Is every value of the function real, of at most 64 bits? (Then so is every adjoint.)"""
-        return all(is_real(d) for d in self.descriptor.values())
+        return all(is_real(d) for d in self.facts.values())
 
     def is_complex(self, name: str) -> bool:
-        d = self.descriptor.get(name)
+        d = self.facts.get(name)
         return d is complex or isinstance(d, np.dtype) and d.kind == "c"
 
     # ---------------------------------------------------------------- rules
@@ -133,43 +136,26 @@ class Dtypes:
             return _dtype_argument(op.args[1], op)
         if fn is np.where and len(args) == 3 and not kwargs:
             return _resolve(np.add, args[1:])
-        if fn in SIZES or fn in HOLDERS and all(is_real(a) for a in args):
+        if fn in SIZES or (fn in HOLDERS or fn in JOINED) and all(is_real(a) for a in args):
             return REAL
         if fn is builtins.float and len(args) == 1 and is_real(args[0]):
             return float
         return None
 
-    # ---------------------------------------------------------------- walking the function
+    # ---------------------------------------------------------------- the walk's facts
 
-    def block(self, block) -> None:
-        for stmt in block:
-            if isinstance(stmt, Assign):
-                if stmt.target:
-                    self.descriptor[stmt.target] = self.op(stmt.value) if isinstance(stmt.value, Op) \
-                        else self.of(stmt.value)
-                    if isinstance(stmt.value, Op) and stmt.value.fn in HOLDERS:
-                        self.items[stmt.target] = [self.of(a) for a in stmt.value.args]
-            elif isinstance(stmt, If):
-                self.block(stmt.body)
-                self.block(stmt.orelse)
-                for r, a, b in zip(stmt.results, stmt.body_outs, stmt.orelse_outs):
-                    self.descriptor[r] = _join(self.of(a), self.of(b))
-            elif isinstance(stmt, While):
-                self.loop(stmt)
+    fact = of
 
-    def loop(self, loop: While) -> None:
-        """A loop variable's descriptor is the join over its trips (the lattice is short: this ends)."""
-        for p, init in zip(loop.params, loop.inits):
-            self.descriptor[p] = self.of(init)
-        while True:
-            self.block(loop.cond)
-            self.block(loop.body)
-            joined = {p: _join(self.descriptor[p], self.of(out)) for p, out in zip(loop.params, loop.body_outs)}
-            if all(same(joined[p], self.descriptor[p]) for p in loop.params):
-                break
-            self.descriptor.update(joined)
-        for r, p in zip(loop.results, loop.params):
-            self.descriptor[r] = self.descriptor[p]
+    def transfer(self, stmt: Assign):
+        if isinstance(stmt.value, Op) and stmt.value.fn in HOLDERS:
+            self.items[stmt.target] = [self.of(a) for a in stmt.value.args]
+        return self.op(stmt.value) if isinstance(stmt.value, Op) else self.of(stmt.value)
+
+    def join(self, a, b):
+        return _join(a, b)
+
+    def same(self, a, b) -> bool:
+        return same(a, b)
 
 
 def _join(a, b):

@@ -27,6 +27,7 @@ import numpy as np
 
 from ..ir import primitives
 from ..ir.nodes import Assign, Const, If, Op, Var, While
+from .dataflow import Forward
 
 ELEMENTWISE_UNARY = {operator.neg, operator.pos, np.abs, np.negative}
 ELEMENTWISE_BINARY = {operator.add, operator.sub, operator.mul, operator.truediv, operator.pow,
@@ -38,11 +39,14 @@ INT_FUNCTIONS = {operator.add, operator.sub, operator.mul, operator.floordiv, op
                  builtins.min, builtins.max, builtins.len, builtins.int, builtins.abs}
 
 
-class Shapes:
-    """Shape tokens and known integer values of the names of one lowered function."""
+class Shapes(Forward):
+    """Shape tokens (`facts`: name -> a tuple, a concrete shape, or an int, a class id) and known integer values
+    of the names of one lowered function, found by a forward walk (`block`)."""
+
+    rounds = 4                                 # then a loop's variables get fresh tokens (`widen`)
 
     def __init__(self, known: dict, values: dict | None = None, ints=()):
-        self.token: dict = dict(known)        # name -> tuple (concrete shape) or int (class id)
+        super().__init__(known)
         self.value: dict = dict(values or {})  # name -> int or tuple of ints, where known
         self.ints: set = {n for n, v in self.value.items() if isinstance(v, int)} | set(ints)
         self.slices: set = set()               # names holding a slice of ints
@@ -56,16 +60,16 @@ class Shapes:
     def of(self, atom):
         """The token of an atom."""
         if isinstance(atom, Var):
-            if atom.name not in self.token:
-                self.token[atom.name] = self.fresh()
-            return self.token[atom.name]
+            if atom.name not in self.facts:
+                self.facts[atom.name] = self.fresh()
+            return self.facts[atom.name]
         if isinstance(atom, Const) and isinstance(atom.value, (int, float, complex)):
             return ()
         return self.fresh()
 
     def same(self, atom, name: str) -> bool:
         """Do `atom` and the value named `name` certainly have one shape?"""
-        return name in self.token and self.of(atom) == self.token[name]
+        return name in self.facts and self.of(atom) == self.facts[name]
 
     def concrete(self, atom):
         """The atom's shape as a tuple, or None."""
@@ -124,9 +128,9 @@ class Shapes:
         if fn in (np.transpose,) and len(args) == 1 and not kwargs:
             shape = self.concrete(args[0])
             return shape[::-1] if shape is not None else self.fresh()
-        if fn in (operator.getitem,) and len(args) == 2:
+        if fn in (operator.getitem, primitives.seq_getitem) and len(args) == 2:
             return _known(self.getitem(args[0], args[1]), self)
-        if fn is primitives.setitem and len(args) == 3:
+        if fn in (primitives.setitem, primitives.seq_setitem) and len(args) == 3:
             return self.of(args[0])            # y[i] = v keeps y's shape (or raises)
         if fn in (np.concatenate, np.stack) and len(args) == 1 and set(kwargs) <= {"axis"}:
             return _known(self.joined(fn, args[0], kwargs.get("axis", Const(0))), self)
@@ -206,7 +210,7 @@ class Shapes:
             self.value[target] = self.concrete(args[0])[0]
             self.ints.add(target)
             return
-        if fn is operator.getitem and len(args) == 2:
+        if fn in (operator.getitem, primitives.seq_getitem) and len(args) == 2:
             base, index = self.known_value(args[0]), self.known_value(args[1])
             if isinstance(base, tuple) and isinstance(index, int) and -len(base) <= index < len(base):
                 self.value[target] = base[index]
@@ -241,72 +245,71 @@ class Shapes:
             return value if isinstance(value, int) else 0
         return None
 
-    # ---------------------------------------------------------------- walking the function
+    # ---------------------------------------------------------------- the walk
 
-    def block(self, block) -> None:
-        for stmt in block:
-            if isinstance(stmt, Assign):
-                if stmt.target:
-                    self.assign(stmt.target, stmt.value)
-            elif isinstance(stmt, If):
-                self.block(stmt.body)
-                self.block(stmt.orelse)
-                for r, a, b in zip(stmt.results, stmt.body_outs, stmt.orelse_outs):
-                    ta, tb = self.of(a), self.of(b)
-                    self.token[r] = ta if ta == tb else self.fresh()
-                    if self.is_int(a) and self.is_int(b):
-                        self.ints.add(r)
-            elif isinstance(stmt, While):
-                self.loop(stmt)
+    fact = of
 
-    def assign(self, target, value):
+    def join(self, a, b):
+        return a if a == b else self.fresh()
+
+    def branch(self, stmt: If) -> None:
+        super().branch(stmt)
+        for r, a, b in zip(stmt.results, stmt.body_outs, stmt.orelse_outs):
+            if self.is_int(a) and self.is_int(b):
+                self.ints.add(r)
+
+    def assign(self, stmt: Assign) -> None:
+        target, value = stmt.target, stmt.value
+        if not target:
+            return
         self.ints.discard(target)              # a loop body is walked again: facts may no longer hold
         self.slices.discard(target)
         self.index_tuples.pop(target, None)
         self.items.pop(target, None)
         self.value.pop(target, None)
         if isinstance(value, Op):
-            self.token[target] = self.op(value)
+            self.facts[target] = self.op(value)
             self.values(target, value)
         else:
-            self.token[target] = self.of(value)
+            self.facts[target] = self.of(value)
             if self.is_int(value):
                 self.ints.add(target)
             known = self.known_value(value)
             if known is not None:
                 self.value[target] = known
 
-    def loop(self, loop: While) -> None:
-        """Loop variables keep a token only if every trip gives them the same one."""
+    def enter(self, loop: While) -> None:
+        super().enter(loop)
         for p, init in zip(loop.params, loop.inits):
-            self.token[p] = self.of(init)
             if self.is_int(init):
                 self.ints.add(p)
-        for _ in range(4):
+
+    def carry(self, loop: While) -> bool:
+        """Loop variables keep a token only if every trip gives them the same one."""
+        changed = False
+        for p, out in zip(loop.params, loop.body_outs):
+            if self.of(out) != self.facts[p]:
+                self.facts[p] = self.fresh()
+                changed = True
+            if p in self.ints and not self.is_int(out):
+                self.ints.discard(p)
+                changed = True
+        return changed
+
+    def widen(self, loop: While) -> None:
+        for p in loop.params:
+            self.facts[p] = self.fresh()
+        while True:                       # loop variables' being ints is kept apart: it only shrinks
             self.block(loop.cond)
             self.block(loop.body)
-            changed = False
-            for p, out in zip(loop.params, loop.body_outs):
-                if self.of(out) != self.token[p]:
-                    self.token[p] = self.fresh()
-                    changed = True
-                if p in self.ints and not self.is_int(out):
-                    self.ints.discard(p)
-                    changed = True
-            if not changed:
+            not_ints = {p for p, out in zip(loop.params, loop.body_outs) if p in self.ints and not self.is_int(out)}
+            if not not_ints:
                 break
-        else:
-            for p in loop.params:
-                self.token[p] = self.fresh()
-            while True:                       # loop variables' being ints is kept apart: it only shrinks
-                self.block(loop.cond)
-                self.block(loop.body)
-                not_ints = {p for p, out in zip(loop.params, loop.body_outs) if p in self.ints and not self.is_int(out)}
-                if not not_ints:
-                    break
-                self.ints -= not_ints
+            self.ints -= not_ints
+
+    def leave(self, loop: While) -> None:
         for r, p in zip(loop.results, loop.params):
-            self.token[r] = self.token[p]
+            self.facts[r] = self.facts[p]
             if p in self.ints:
                 self.ints.add(r)
         for p in loop.params:                 # values change from trip to trip

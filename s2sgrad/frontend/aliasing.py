@@ -71,7 +71,7 @@ def view_of(fn, keywords=()) -> str | None:
         return "any"
     if fn in VIEW_WITH_COPY_KEYWORD:
         return "any" if "copy" in keywords else None
-    if isinstance(fn, np.ufunc) or getattr(fn, "__module__", None) in ("math", runtime.__name__) \
+    if isinstance(fn, np.ufunc) or getattr(fn, "__module__", None) == "math" or runtime.is_runtime_function(fn) \
             or rule_for(fn) is not None or is_nondifferentiable(fn):
         return None
     return "any"

@@ -320,7 +320,7 @@ class Lowerer:
         if isinstance(func, gast.Name) and isinstance(self.env.get(func.id), LiftedFunction):
             return self.env[func.id]
         callee = self.resolve_callee(func)
-        if callee is None or not is_user_function(callee) or getattr(callee, "__module__", None) == runtime.__name__:
+        if callee is None or not is_user_function(callee) or runtime.is_runtime_function(callee):
             return None                           # (s2sgrad's runtime functions make new objects: see aliasing)
         return callee
 

@@ -14,7 +14,18 @@ import gast
 import numpy as np
 
 from .. import ir, runtime, schedules
-from ..analysis.activity import DICT, INT, SCALAR, SEQ, TENSOR, Fields, analyze, boolean_result, first_complex_active
+from ..analysis.activity import (
+    DICT,
+    INT,
+    SCALAR,
+    SEQ,
+    TENSOR,
+    Fields,
+    analyze,
+    boolean_result,
+    first_complex_active,
+    specialize_sequences,
+)
 from ..analysis.liveness import is_scalar_output
 from ..analysis.randomness import save_states_for_recomputation
 from ..backend.coalesce import coalesce, live_in
@@ -132,6 +143,7 @@ class GradientModule:
                                       [p for p, k in kinds.items() if isinstance(k, tuple) and len(k) == 1],
                                       [p for p, k in kinds.items() if k == DICT],
                                       {p: k.names for p, k in kinds.items() if isinstance(k, Fields)})
+        specialize_sequences(lowered, arg_kinds)
         analysis = analyze(lowered, list(wrt), arg_kinds, activity="activity" in self.optimizations,
                            arg_dtypes=arg_dtypes, seed_dtype=seed_dtype)
         self.origin = f"{os.path.basename(lowered.source.filename)}:{lowered.name}"
@@ -227,6 +239,7 @@ class GradientModule:
         lowered, names = self.prepare_callee(fn, structures)
         wrt = [p for p, m in zip(lowered.params, mask) if m]
         # the caller's activity decides which parameters are varied
+        specialize_sequences(lowered, self.callee_kinds(lowered, structures))
         analysis = analyze(lowered, wrt, self.callee_kinds(lowered, structures))
         self.structures.append(dict(zip(lowered.params, structures)))
         try:

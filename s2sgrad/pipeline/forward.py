@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 import os
 
-from ..analysis.activity import DICT, INT, SCALAR, Fields, analyze
+from ..analysis.activity import DICT, INT, SCALAR, Fields, analyze, specialize_sequences
 from ..backend.forward_tidy import drop_dead_tangents, unpack_tuples
 from ..frontend.functions import LiftedFunction
 from ..frontend.lower import Lowerer
@@ -60,6 +60,7 @@ class ForwardModule(GradientModule):
                                       {p: k.names for p, k in kinds.items() if isinstance(k, Fields)})
         self.origin = getattr(lowered.source, "origin", "") \
             or f"{os.path.basename(lowered.source.filename)}:{lowered.name}"
+        specialize_sequences(lowered, arg_kinds)
         analysis = analyze(lowered, list(wrt), arg_kinds)
         self.structures.append({p: k for p, k in kinds.items() if k == DICT or isinstance(k, Fields)})
         try:
@@ -81,6 +82,7 @@ class ForwardModule(GradientModule):
             return self.tangent_callees[key]
         lowered, names = self.prepare_callee(fn, structures)
         wrt = [p for p, m in zip(lowered.params, mask) if m]
+        specialize_sequences(lowered, self.callee_kinds(lowered, structures))
         analysis = analyze(lowered, wrt, self.callee_kinds(lowered, structures))
         if not analysis.is_active(lowered.result):
             self.tangent_callees[key] = None

@@ -1,0 +1,130 @@
+"""Checkpointed loops: `Checkpoints` carries out a schedule of `s2sgrad.schedules` for one loop and hands the
+backward sweep its pieces of `Work`; `copy_state` keeps a loop's state safe from later in-place writes.
+
+    >>> state = [np.zeros(2)]
+    >>> kept = copy_state(state)
+    >>> state[0][0] = 1.0
+    >>> kept
+    [array([0., 0.])]
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..schedules import Advance, Free, Restore, Reverse, Snapshot
+from .gradients import rebuilt
+from .random_states import RandomStates
+
+
+class Work:
+    """One piece of a checkpointed loop's backward sweep: run `steps` steps from `state`,
+    recording them and then running their adjoints if `reverse`, else just advancing."""
+
+    __slots__ = ("state", "steps", "reverse")
+
+    def __init__(self, state, steps: int, reverse: bool):
+        self.state = state
+        self.steps = steps
+        self.reverse = reverse
+
+
+def copy_state(state):
+    """A copy of a loop's state that later in-place writes cannot change."""
+    if isinstance(state, np.ndarray):
+        return state.copy()
+    if isinstance(state, (list, tuple)):
+        return rebuilt(state, [copy_state(v) for v in state])
+    if isinstance(state, dict):
+        return {k: copy_state(v) for k, v in state.items()}
+    return state
+
+
+class Checkpoints:
+    """Carries out a checkpointing schedule (from `s2sgrad.schedules`) for one loop.
+
+    The forward sweep calls ``step(state)`` at the top of every iteration; the
+    backward sweep iterates ``backward()`` and, after advancing, hands the new
+    state back through ``checkpoints.state = ...``.
+
+    With `randoms` (the generators the loop draws from, see `s2sgrad.analysis.randomness`) each snapshot keeps their
+    states too, each restore puts them back, and when the backward sweep is over they are as the forward
+    sweep left them.
+
+        >>> from s2sgrad.schedules import Revolve
+        >>> checkpoints = Checkpoints(Revolve(snapshots=2), trips=3)
+    """
+
+    def __init__(self, schedule, trips=None, randoms=()):
+        self.slots: dict = {}
+        self.randoms = randoms
+        self._random = None                # the generators' states that go with `state`
+        self._state = None
+        self.position = 0
+        self._tracker = schedule.start() if trips is None else None
+        self._plan = iter(schedule.plan(max(int(trips), 0))) if trips is not None else None
+        self._pending: list = []           # the plan's first actions after its forward part
+        self._forward_done = trips is not None and trips <= 0
+        self._advancing = 0
+
+    @property
+    def state(self):
+        """The loop's state where the backward sweep stands (handed back after advancing)."""
+        return self._state
+
+    @state.setter
+    def state(self, value) -> None:
+        self._state = value
+        self._random = RandomStates(self.randoms) if self.randoms else None
+
+    def _snapshot(self, state) -> tuple:
+        return copy_state(state), RandomStates(self.randoms) if self.randoms else None
+
+    def step(self, state) -> None:
+        """The forward sweep is about to run the step at the current position from `state`."""
+        if self._tracker is not None:
+            snapshot = self._tracker.step()
+            if snapshot is not None:
+                self.slots[snapshot.slot] = self._snapshot(state)
+        elif self._advancing:
+            self._advancing -= 1
+        elif not self._forward_done:
+            for action in self._plan:
+                if isinstance(action, Snapshot):
+                    self.slots[action.slot] = self._snapshot(state)
+                elif isinstance(action, Free):
+                    self.slots.pop(action.slot, None)
+                elif isinstance(action, Advance):
+                    self._advancing = action.steps - 1     # this step is the first of them
+                    break
+                else:                                      # Reverse or Restore: the forward part is over
+                    self.state = copy_state(state)
+                    self._pending = [action]
+                    self._forward_done = True
+                    break
+            else:
+                self._forward_done = True
+        self.position += 1
+
+    def backward(self):
+        """The work of the backward sweep, in order."""
+        if self._tracker is not None:
+            actions = self._tracker.reverse()
+        else:
+            actions = (a for part in (self._pending, self._plan) for a in part)
+        after_forward = RandomStates(self.randoms) if self.randoms else None
+        for action in actions:
+            if isinstance(action, Snapshot):
+                self.slots[action.slot] = (copy_state(self._state), self._random)
+            elif isinstance(action, Restore):
+                state, self._random = self.slots[action.slot]
+                self._state = copy_state(state)
+            elif isinstance(action, Free):
+                self.slots.pop(action.slot, None)
+            elif isinstance(action, (Advance, Reverse)):
+                if self._random is not None:
+                    self._random.restore()         # the trips draw what they drew in the forward sweep
+                yield Work(self._state, action.steps, isinstance(action, Reverse))
+                if isinstance(action, Reverse):
+                    self._state = self._random = None
+        if after_forward is not None:
+            after_forward.restore()

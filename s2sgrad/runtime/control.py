@@ -1,0 +1,51 @@
+"""The lowered form's control flow and the statements and expressions it spells as calls: loops
+(`while_loop`; a loop over a dict counts its trips with `dict_keys`), branches (`if_else`), asserts,
+f-strings, and the check that a function whose gradient is taken returns a scalar.
+
+    >>> while_loop(lambda i, n: i < n, lambda i, n: (i + 1,), (0,), (3,))
+    (3,)
+    >>> if_else(2 > 1, lambda: "then", lambda: "else")
+    'then'
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import NonScalarOutput
+
+
+def while_loop(cond, body, loop_vars, captures=()):
+    """Run ``loop_vars = body(*loop_vars, *captures)`` while ``cond(*loop_vars, *captures)``: the lowered
+    form of a loop, whose loop invariants (`captures`) are passed explicitly."""
+    while cond(*loop_vars, *captures):
+        loop_vars = body(*loop_vars, *captures)
+    return loop_vars
+
+
+def if_else(test, then, orelse):
+    """``then()`` if `test` else ``orelse()``; the lowered form of a branch."""
+    return then() if test else orelse()
+
+
+def dict_keys(mapping) -> list:
+    """The keys of a dict, as a list (how a loop over a dict's keys, values or items counts its trips)."""
+    return list(mapping)
+
+
+def assert_true(test, message=None):
+    """The generated form of ``assert test, message``."""
+    assert test, message
+
+
+def format_string(template: str, *values) -> str:
+    """An f-string: ``f"{x:.2f}!"`` is ``format_string("{0:.2f}!", x)``."""
+    return template.format(*values)
+
+
+def check_scalar(value, function: str) -> None:
+    """Refuse a non-scalar output where a gradient needs a scalar."""
+    if np.ndim(value) != 0 or isinstance(value, (list, tuple, dict)):
+        raise NonScalarOutput(f"grad needs '{function}' to return a scalar, but it returned "
+                              f"{type(value).__name__} of shape {np.shape(value)}",
+                              hint="use s2sgrad.vjp(f) and pass the output's adjoint, "
+                                   "or reduce the output to a scalar (np.sum, np.mean)")
