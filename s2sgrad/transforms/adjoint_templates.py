@@ -40,8 +40,9 @@ class _Substitute(Substitute):
     """``d[y]``: the adjoint of the result. Names of the call's values carry their shapes where known
     (for codegen's broadcast peephole)."""
 
-    def __init__(self, binding, output, result, adjoint, temps, shapes):
-        super().__init__(binding, output, result, temps)
+    def __init__(self, rule, binding, result, adjoint, temps, shapes):
+        super().__init__(binding, rule.output, result, temps)
+        self.rule = rule
         self.adjoint = adjoint
         self.shapes = shapes
 
@@ -49,7 +50,8 @@ class _Substitute(Substitute):
         key = node.slice
         if isinstance(key, ast.Name) and key.id == self.output:
             return copy.deepcopy(self.adjoint)
-        raise ValueError("a rule template may read only the adjoint of its result")
+        raise self.rule.error(f"{ast.unparse(node)}: an adjoint template reads only the adjoint of its result, "
+                              f"d[{self.output}]", node)
 
     def visit_Name(self, node):
         expr = super().visit_Name(node)
@@ -93,7 +95,7 @@ def expand(rule: Rule, op: Op, result: str, adjoint: ast.expr, is_active, names,
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id not in temps \
                     and node.id not in binding.atoms:
                 temps[node.id] = ast.Name(names.fresh(node.id, temporary=True), ast.Load())
-    substitute = _Substitute(binding, rule.output, ast.Name(result, ast.Load()), adjoint, temps, shapes)
+    substitute = _Substitute(rule, binding, ast.Name(result, ast.Load()), adjoint, temps, shapes)
     steps = []
     for stmt in rule.body:
         if not _is_contribution(stmt):
@@ -101,7 +103,7 @@ def expand(rule: Rule, op: Op, result: str, adjoint: ast.expr, is_active, names,
             continue
         atom = _target_atom(stmt.targets[0].slice, binding.atoms)
         if atom is None:
-            raise ValueError(f"cannot tell which argument {ast.unparse(stmt.targets[0])} refers to")
+            raise rule.error(f"cannot tell which argument {ast.unparse(stmt.targets[0])} refers to", stmt)
         if isinstance(atom, tuple):          # d[items] for a *items parameter: one per item
             for k, item in enumerate(atom):
                 if is_active(item):

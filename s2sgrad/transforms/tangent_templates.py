@@ -86,8 +86,9 @@ def _narrow(node) -> bool:
 class _Substitute(Substitute):
     """``d[x]``: the tangent of the atom bound to x (a tuple for a ``*items`` parameter, None marking a zero)."""
 
-    def __init__(self, binding, output, result, tangent_of, temps):
-        super().__init__(binding, output, result, temps)  # temps: template name -> a Name (see _tangent_name), or a _Zero
+    def __init__(self, rule, binding, result, tangent_of, temps):
+        super().__init__(binding, rule.output, result, temps)   # temps: name -> a Name (see _tangent_name), or a _Zero
+        self.rule = rule
         self.tangent_of = tangent_of
 
     def tangent(self, atom) -> ast.expr:
@@ -99,7 +100,10 @@ class _Substitute(Substitute):
         return expr
 
     def derivative(self, node):
-        bound = self.binding.atoms[node.slice.id]
+        bound = self.binding.atoms.get(node.slice.id) if isinstance(node.slice, ast.Name) else None
+        if bound is None:
+            raise self.rule.error(f"{ast.unparse(node)} reads the tangent of {ast.unparse(node.slice)!r}, which is "
+                                  f"not a parameter of the template", node)
         if isinstance(bound, tuple):
             items = [self.tangent(a) for a in bound]
             if all(_is_zero(i) for i in items):
@@ -225,7 +229,7 @@ def expand_tangent(rule: Rule, op: Op, result: str, tangent_of, names: Names, sa
     simplify = _Simplify()
     for stmt in rule.body:
         target = stmt.targets[0]
-        substitute = _Substitute(binding, rule.output, ast.Name(result, ast.Load()), tangent_of, temps)
+        substitute = _Substitute(rule, binding, ast.Name(result, ast.Load()), tangent_of, temps)
         expr = simplify.visit(substitute.visit(copy.deepcopy(stmt.value)))
         if isinstance(target, ast.Subscript):                # d[y] = ...
             value = expr
