@@ -50,11 +50,11 @@ def _register(primitives, partials, broadcast: bool, twin: bool = False) -> None
     names = [a.arg for a in first.args.args]
     if len(names) < len(partials) + 2:
         raise RuleTemplateError(f"a partial takes the incoming derivative, the result and the parameters: "
-                                f"lambda g, y, x: ... (here {ast.unparse(first.args)})", source.location())
+                                f"lambda g, y, x: ... (here {ast.unparse(first.args)})", source.location(first))
     for lam, where in parsed[1:]:
         if [a.arg for a in lam.args.args] != names:
             raise RuleTemplateError(f"the partials of one function take the same parameters "
-                                    f"({', '.join(names)})", where.location())
+                                    f"({', '.join(names)})", where.location(lam))
     seed, output, params = names[0], names[1], names[2:]
     bodies = [_math_twin(lam.body, where) if twin else lam.body for lam, where in parsed]
     signature = inspect.signature(partials[0])
