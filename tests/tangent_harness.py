@@ -1,7 +1,7 @@
 """Run tangent (forward-mode) rules at one call site, without the rest of the pipeline, and check them
 against finite differences.
 
-`rule_jvp` inlines a rule the way forward mode does (`s2sgrad.transforms.tangent_inline.expand_tangent`, zeros
+`rule_jvp` inlines a rule the way forward mode does (`s2sgrad.transforms.tangent_templates.expand_tangent`, zeros
 simplified away for the arguments that have no tangent), compiles the statements and the value it gives,
 and runs them on the call's values. `check_tangent` compares that with central finite differences of the
 primitive along the same directions (a fourth-order stencil), for the tangents of all `wrt` arguments
@@ -20,7 +20,7 @@ from s2sgrad import runtime
 from s2sgrad.ir.names import Names
 from s2sgrad.ir.nodes import Const, Op, Var
 from s2sgrad.rules import tangent_rule_for
-from s2sgrad.transforms.tangent_inline import expand_tangent
+from s2sgrad.transforms.tangent_templates import expand_tangent
 
 STEP = 1e-4
 RTOL = 1e-6

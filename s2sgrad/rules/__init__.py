@@ -5,8 +5,8 @@ Each adjoint (reverse-mode) rule has a tangent (forward-mode) twin beside it;
 Importing this package registers every built-in rule.
 """
 from . import containers, linalg, math_scalar, nondifferentiable, operators, reductions, runtime_helpers, shapes, ufuncs  # noqa: F401  (importing a table registers its rules)
-from .registry import Rule, adjoint, d, is_nondifferentiable, rule_for, tangent, tangent_rule_for
+from .registry import Rule, RuleTemplateError, adjoint, d, is_nondifferentiable, rule_for, tangent, tangent_rule_for
 from .registry import nondifferentiable as mark_nondifferentiable
 
-__all__ = ["Rule", "adjoint", "d", "is_nondifferentiable", "mark_nondifferentiable", "rule_for", "tangent",
-           "tangent_rule_for"]
+__all__ = ["Rule", "RuleTemplateError", "adjoint", "d", "is_nondifferentiable", "mark_nondifferentiable", "rule_for",
+           "tangent", "tangent_rule_for"]

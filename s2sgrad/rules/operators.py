@@ -6,19 +6,13 @@ import operator
 
 import numpy as np
 
-from ..runtime import matmul_grad_a, matmul_grad_b, scatter, unbroadcast
+from ..runtime import matmul_grad_a, matmul_grad_b, scatter
 from .registry import adjoint, d, nondifferentiable, tangent
+from .tables import broadcasting
 
-
-@adjoint(operator.pow)
-def pow(y, a, b):
-    d[a] = unbroadcast(d[y] * b * a ** np.where(b == 0, 1, b - 1), a)        # (b = 0: zero, also at a = 0)
-    d[b] = unbroadcast(d[y] * y * np.log(np.where(a == 0, 1, a)), b)
-
-
-@tangent(operator.pow)
-def pow(y, a, b):
-    d[y] = d[a] * b * a ** np.where(b == 0, 1, b - 1) + d[b] * y * np.log(np.where(a == 0, 1, a))
+broadcasting(operator.pow,                                                 # (b = 0: zero, also at a = 0)
+             lambda g, y, a, b: g * b * a ** np.where(b == 0, 1, b - 1),
+             lambda g, y, a, b: g * y * np.log(np.where(a == 0, 1, a)))
 
 
 @adjoint(operator.matmul)
@@ -30,11 +24,6 @@ def matmul(y, a, b):
 @tangent(operator.matmul)
 def matmul(y, a, b):
     d[y] = d[a] @ b + a @ d[b]
-
-
-
-
-
 
 @adjoint(operator.getitem)
 def getitem(y, x, index):

@@ -24,13 +24,38 @@ from __future__ import annotations
 
 import ast
 import builtins
+import dataclasses
 import inspect
+import linecache
 import textwrap
 from dataclasses import dataclass, field
 from typing import Callable
 
 from .. import guards
+from ..errors import Location, S2SGradError
 from ..ir.names import TEMPLATE_BUILTINS
+from .checks import check_template
+
+
+class RuleTemplateError(S2SGradError):
+    """A derivative rule template the engine cannot inline; the location is the template's own line."""
+
+
+@dataclass(frozen=True)
+class TemplateSource:
+    """Where a template is written: its file, the file's line and column of the template's line 1, column 0,
+    and the template's line of its ``def`` (or ``lambda``)."""
+
+    filename: str
+    first_line: int
+    indent: int = 0
+    head: int = 1
+
+    def location(self, node: ast.AST | None = None) -> Location:
+        """The place of `node` (a node of the template's body; None: its ``def`` or ``lambda``)."""
+        line = self.first_line + (getattr(node, "lineno", self.head) - 1)
+        col = self.indent + getattr(node, "col_offset", 0)
+        return Location(self.filename, line, col, linecache.getline(self.filename, line).rstrip("\n"))
 
 
 class _Adjoints:
@@ -55,6 +80,11 @@ class Rule:
     signature: inspect.Signature
     body: list[ast.stmt] = field(repr=False)
     tangent: "Rule | None" = field(default=None, repr=False)     # the forward-mode twin, if registered
+    source: TemplateSource | None = field(default=None, repr=False)
+
+    def error(self, message: str, node: ast.AST | None = None) -> RuleTemplateError:
+        """The error to raise about `node` of this rule's template."""
+        return RuleTemplateError(message, self.source.location(node) if self.source else None)
 
     @property
     def reads_output(self) -> bool:
@@ -102,16 +132,52 @@ _NONDIFFERENTIABLE: dict[int, object] = {}
 _KEEPALIVE: list[object] = []
 
 
-def _parse_template(template: Callable) -> tuple[str, inspect.Signature, list[ast.stmt]]:
-    source = textwrap.dedent(inspect.getsource(template))
-    tree = ast.parse(source).body[0]
-    assert isinstance(tree, ast.FunctionDef)
+def parse_template(template: Callable) -> Rule:
+    """The rule (of no primitive yet) a template function's source describes."""
+    lines, first_line = inspect.getsourcelines(template)
+    source = TemplateSource(inspect.getsourcefile(template) or "<unknown>", first_line,
+                            len(lines[0]) - len(lines[0].lstrip()))
+    tree = ast.parse(textwrap.dedent("".join(lines))).body[0]
+    if not isinstance(tree, ast.FunctionDef):
+        raise RuleTemplateError("a rule template is a function defined with def", source.location())
     signature = inspect.signature(template)
     params = list(signature.parameters.values())
+    if not params or params[0].kind not in (params[0].POSITIONAL_ONLY, params[0].POSITIONAL_OR_KEYWORD):
+        raise RuleTemplateError(f"the template {template.__name__} takes the primitive's result first, then "
+                                f"the primitive's arguments", dataclasses.replace(source, head=tree.lineno).location())
     body = [s for s in tree.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
-    TEMPLATE_BUILTINS.update(n.id for stmt in body for n in ast.walk(stmt) if isinstance(n, ast.Name)
-                             and n.id not in signature.parameters and hasattr(builtins, n.id))
-    return params[0].name, signature.replace(parameters=params[1:]), body
+    source = dataclasses.replace(source, head=tree.lineno)
+    return Rule(None, template, params[0].name, signature.replace(parameters=params[1:]), body, source=source)
+
+
+def _checked(rule: Rule, primitives: tuple, mode: str) -> Rule:
+    check_template(rule, primitives, mode)
+    TEMPLATE_BUILTINS.update(n.id for stmt in rule.body for n in ast.walk(stmt) if isinstance(n, ast.Name)
+                             and n.id not in rule.signature.parameters and hasattr(builtins, n.id))
+    return rule
+
+
+def register_adjoint(primitives: tuple, rule: Rule) -> None:
+    """Make `rule` (parsed, of no primitive yet) the derivative rule of each of `primitives`."""
+    _checked(rule, primitives, "adjoint")
+    for primitive in primitives:
+        _KEEPALIVE.append(primitive)
+        _RULES[id(primitive)] = dataclasses.replace(rule, primitive=primitive)
+        _NONDIFFERENTIABLE.pop(id(primitive), None)
+    guards.invalidate_all()
+
+
+def register_tangent(primitives: tuple, rule: Rule) -> None:
+    """Make `rule` (parsed, of no primitive yet) the forward-mode rule of each of `primitives`."""
+    _checked(rule, primitives, "tangent")
+    for primitive in primitives:
+        own = dataclasses.replace(rule, primitive=primitive)
+        _KEEPALIVE.append(primitive)
+        if id(primitive) in _RULES:
+            _RULES[id(primitive)].tangent = own
+        else:
+            _TANGENT_ONLY[id(primitive)] = own
+    guards.invalidate_all()
 
 
 def adjoint(*primitives: object) -> Callable[[Callable], Callable]:
@@ -125,12 +191,7 @@ def adjoint(*primitives: object) -> Callable[[Callable], Callable]:
         ...     d[x] = d[y] / (1 + np.exp(-x))
     """
     def register(template: Callable) -> Callable:
-        output, signature, body = _parse_template(template)
-        for primitive in primitives:
-            _KEEPALIVE.append(primitive)
-            _RULES[id(primitive)] = Rule(primitive, template, output, signature, body)
-            _NONDIFFERENTIABLE.pop(id(primitive), None)
-        guards.invalidate_all()
+        register_adjoint(primitives, parse_template(template))
         return template
     return register
 
@@ -152,15 +213,7 @@ def tangent(*primitives: object) -> Callable[[Callable], Callable]:
     gets a forward-mode rule only; reverse mode still reports it as having no rule.
     """
     def register(template: Callable) -> Callable:
-        output, signature, body = _parse_template(template)
-        for primitive in primitives:
-            rule = Rule(primitive, template, output, signature, body)
-            _KEEPALIVE.append(primitive)
-            if id(primitive) in _RULES:
-                _RULES[id(primitive)].tangent = rule
-            else:
-                _TANGENT_ONLY[id(primitive)] = rule
-        guards.invalidate_all()
+        register_tangent(primitives, parse_template(template))
         return template
     return register
 

@@ -3,159 +3,41 @@
 Unary ufuncs name their argument `x`, binary ones `x1` and `x2`, as NumPy does.
 An argument of a binary function may have been broadcast, so its gradient is
 summed back to its shape with `unbroadcast` (which does nothing when the shapes agree).
+Most are a line of `tables`: the partial of each argument, from which both the
+adjoint and the tangent template are made; ``scalar=`` gives the `math` twin the
+same rules (``math.sin`` gets ``d[x] = d[y] * math.cos(x)``).
 """
+import builtins
+import math
 import operator
 
 import numpy as np
 
 from ..runtime import clip_choice, divide_or_zero, unbroadcast
 from .registry import adjoint, d, tangent
+from .tables import broadcasting, elementwise
 
 # --- exponentials and logarithms ---------------------------------------------
 
-@adjoint(np.exp)
-def exp(y, x):
-    d[x] = d[y] * y
-
-
-@tangent(np.exp)
-def exp(y, x):
-    d[y] = d[x] * y
-
-
-@adjoint(np.exp2)
-def exp2(y, x):
-    d[x] = d[y] * y * np.log(2.0)
-
-
-@tangent(np.exp2)
-def exp2(y, x):
-    d[y] = d[x] * y * np.log(2.0)
-
-
-@adjoint(np.expm1)
-def expm1(y, x):
-    d[x] = d[y] * (y + 1.0)
-
-
-@tangent(np.expm1)
-def expm1(y, x):
-    d[y] = d[x] * (y + 1.0)
-
-
-@adjoint(np.log)
-def log(y, x):
-    d[x] = d[y] / x
-
-
-@tangent(np.log)
-def log(y, x):
-    d[y] = d[x] / x
-
-
-@adjoint(np.log2)
-def log2(y, x):
-    d[x] = d[y] / (x * np.log(2.0))
-
-
-@tangent(np.log2)
-def log2(y, x):
-    d[y] = d[x] / (x * np.log(2.0))
-
-
-@adjoint(np.log10)
-def log10(y, x):
-    d[x] = d[y] / (x * np.log(10.0))
-
-
-@tangent(np.log10)
-def log10(y, x):
-    d[y] = d[x] / (x * np.log(10.0))
-
-
-@adjoint(np.log1p)
-def log1p(y, x):
-    d[x] = d[y] / (1.0 + x)
-
-
-@tangent(np.log1p)
-def log1p(y, x):
-    d[y] = d[x] / (1.0 + x)
-
-
-@adjoint(np.logaddexp)
-def logaddexp(y, x1, x2):
-    d[x1] = unbroadcast(d[y] * np.exp(x1 - y), x1)
-    d[x2] = unbroadcast(d[y] * np.exp(x2 - y), x2)
-
-
-@tangent(np.logaddexp)
-def logaddexp(y, x1, x2):
-    d[y] = d[x1] * np.exp(x1 - y) + d[x2] * np.exp(x2 - y)
-
-
-@adjoint(np.logaddexp2)
-def logaddexp2(y, x1, x2):
-    d[x1] = unbroadcast(d[y] * np.exp2(x1 - y), x1)
-    d[x2] = unbroadcast(d[y] * np.exp2(x2 - y), x2)
-
-
-@tangent(np.logaddexp2)
-def logaddexp2(y, x1, x2):
-    d[y] = d[x1] * np.exp2(x1 - y) + d[x2] * np.exp2(x2 - y)
-
+elementwise(np.exp, lambda g, y, x: g * y, scalar=math.exp)
+elementwise(np.exp2, lambda g, y, x: g * y * np.log(2.0), scalar=getattr(math, "exp2", None))   # (Python 3.11)
+elementwise(np.expm1, lambda g, y, x: g * (y + 1.0), scalar=math.expm1)
+elementwise(np.log, lambda g, y, x: g / x)                     # (math.log takes a base: see math_scalar)
+elementwise(np.log2, lambda g, y, x: g / (x * np.log(2.0)), scalar=math.log2)
+elementwise(np.log10, lambda g, y, x: g / (x * np.log(10.0)), scalar=math.log10)
+elementwise(np.log1p, lambda g, y, x: g / (1.0 + x), scalar=math.log1p)
+broadcasting(np.logaddexp, lambda g, y, x1, x2: g * np.exp(x1 - y), lambda g, y, x1, x2: g * np.exp(x2 - y))
+broadcasting(np.logaddexp2, lambda g, y, x1, x2: g * np.exp2(x1 - y), lambda g, y, x1, x2: g * np.exp2(x2 - y))
 
 # --- powers and roots --------------------------------------------------------
 
-@adjoint(np.sqrt)
-def sqrt(y, x):
-    d[x] = d[y] * 0.5 / y
-
-
-@tangent(np.sqrt)
-def sqrt(y, x):
-    d[y] = d[x] * 0.5 / y
-
-
-@adjoint(np.cbrt)
-def cbrt(y, x):
-    d[x] = d[y] / (3.0 * y * y)
-
-
-@tangent(np.cbrt)
-def cbrt(y, x):
-    d[y] = d[x] / (3.0 * y * y)
-
-
-@adjoint(np.square)
-def square(y, x):
-    d[x] = d[y] * 2.0 * x
-
-
-@tangent(np.square)
-def square(y, x):
-    d[y] = d[x] * 2.0 * x
-
-
-@adjoint(np.reciprocal)
-def reciprocal(y, x):
-    d[x] = -d[y] * y * y
-
-
-@tangent(np.reciprocal)
-def reciprocal(y, x):
-    d[y] = -d[x] * y * y
-
-
-@adjoint(np.power, np.float_power)
-def power(y, x1, x2):
-    d[x1] = unbroadcast(d[y] * x2 * x1 ** np.where(x2 == 0, 1.0, x2 - 1.0), x1)   # (x2 = 0: zero, also at x1 = 0)
-    d[x2] = unbroadcast(d[y] * y * np.log(np.where(x1 == 0, 1.0, x1)), x2)
-
-
-@tangent(np.power, np.float_power)
-def power(y, x1, x2):
-    d[y] = d[x1] * x2 * x1 ** np.where(x2 == 0, 1.0, x2 - 1.0) + d[x2] * y * np.log(np.where(x1 == 0, 1.0, x1))
+elementwise(np.sqrt, lambda g, y, x: g * 0.5 / y, scalar=math.sqrt)
+elementwise(np.cbrt, lambda g, y, x: g / (3.0 * y * y), scalar=getattr(math, "cbrt", None))
+elementwise(np.square, lambda g, y, x: g * 2.0 * x)
+elementwise(np.reciprocal, lambda g, y, x: -g * y * y)
+broadcasting((np.power, np.float_power),                        # (x2 = 0: zero, also at x1 = 0)
+             lambda g, y, x1, x2: g * x2 * x1 ** np.where(x2 == 0, 1.0, x2 - 1.0),
+             lambda g, y, x1, x2: g * y * np.log(np.where(x1 == 0, 1.0, x1)))
 
 
 @adjoint(np.hypot)
@@ -172,64 +54,21 @@ def hypot(y, x1, x2):
 
 # --- trigonometric and hyperbolic --------------------------------------------
 
-@adjoint(np.sin)
-def sin(y, x):
-    d[x] = d[y] * np.cos(x)
-
-
-@tangent(np.sin)
-def sin(y, x):
-    d[y] = d[x] * np.cos(x)
-
-
-@adjoint(np.cos)
-def cos(y, x):
-    d[x] = -d[y] * np.sin(x)
-
-
-@tangent(np.cos)
-def cos(y, x):
-    d[y] = -d[x] * np.sin(x)
-
-
-@adjoint(np.tan)
-def tan(y, x):
-    d[x] = d[y] * (1.0 + y * y)
-
-
-@tangent(np.tan)
-def tan(y, x):
-    d[y] = d[x] * (1.0 + y * y)
-
-
-@adjoint(np.arcsin)
-def arcsin(y, x):
-    d[x] = d[y] / np.sqrt(1.0 - x * x)
-
-
-@tangent(np.arcsin)
-def arcsin(y, x):
-    d[y] = d[x] / np.sqrt(1.0 - x * x)
-
-
-@adjoint(np.arccos)
-def arccos(y, x):
-    d[x] = -d[y] / np.sqrt(1.0 - x * x)
-
-
-@tangent(np.arccos)
-def arccos(y, x):
-    d[y] = -d[x] / np.sqrt(1.0 - x * x)
-
-
-@adjoint(np.arctan)
-def arctan(y, x):
-    d[x] = d[y] / (1.0 + x * x)
-
-
-@tangent(np.arctan)
-def arctan(y, x):
-    d[y] = d[x] / (1.0 + x * x)
+elementwise(np.sin, lambda g, y, x: g * np.cos(x), scalar=math.sin)
+elementwise(np.cos, lambda g, y, x: -g * np.sin(x), scalar=math.cos)
+elementwise(np.tan, lambda g, y, x: g * (1.0 + y * y), scalar=math.tan)
+elementwise(np.arcsin, lambda g, y, x: g / np.sqrt(1.0 - x * x), scalar=math.asin)
+elementwise(np.arccos, lambda g, y, x: -g / np.sqrt(1.0 - x * x), scalar=math.acos)
+elementwise(np.arctan, lambda g, y, x: g / (1.0 + x * x), scalar=math.atan)
+elementwise(np.sinh, lambda g, y, x: g * np.cosh(x), scalar=math.sinh)
+elementwise(np.cosh, lambda g, y, x: g * np.sinh(x), scalar=math.cosh)
+elementwise(np.tanh, lambda g, y, x: g * (1.0 - y * y), scalar=math.tanh)
+elementwise(np.arcsinh, lambda g, y, x: g / np.sqrt(x * x + 1.0), scalar=math.asinh)
+elementwise(np.arccosh, lambda g, y, x: g / np.sqrt(x * x - 1.0), scalar=math.acosh)
+elementwise(np.arctanh, lambda g, y, x: g / (1.0 - x * x), scalar=math.atanh)
+elementwise((np.deg2rad, np.radians), lambda g, y, x: g * (np.pi / 180.0), scalar=math.radians)
+elementwise((np.rad2deg, np.degrees), lambda g, y, x: g * (180.0 / np.pi), scalar=math.degrees)
+elementwise(np.sinc, lambda g, y, x: g * np.where(x == 0, 0.0, (np.cos(np.pi * x) - y) / np.where(x == 0, 1.0, x)))
 
 
 @adjoint(np.arctan2)
@@ -243,107 +82,9 @@ def arctan2(y, x1, x2):
     d[y] = (d[x1] * x2 - d[x2] * x1) / (x1 * x1 + x2 * x2)
 
 
-@adjoint(np.sinh)
-def sinh(y, x):
-    d[x] = d[y] * np.cosh(x)
-
-
-@tangent(np.sinh)
-def sinh(y, x):
-    d[y] = d[x] * np.cosh(x)
-
-
-@adjoint(np.cosh)
-def cosh(y, x):
-    d[x] = d[y] * np.sinh(x)
-
-
-@tangent(np.cosh)
-def cosh(y, x):
-    d[y] = d[x] * np.sinh(x)
-
-
-@adjoint(np.tanh)
-def tanh(y, x):
-    d[x] = d[y] * (1.0 - y * y)
-
-
-@tangent(np.tanh)
-def tanh(y, x):
-    d[y] = d[x] * (1.0 - y * y)
-
-
-@adjoint(np.arcsinh)
-def arcsinh(y, x):
-    d[x] = d[y] / np.sqrt(x * x + 1.0)
-
-
-@tangent(np.arcsinh)
-def arcsinh(y, x):
-    d[y] = d[x] / np.sqrt(x * x + 1.0)
-
-
-@adjoint(np.arccosh)
-def arccosh(y, x):
-    d[x] = d[y] / np.sqrt(x * x - 1.0)
-
-
-@tangent(np.arccosh)
-def arccosh(y, x):
-    d[y] = d[x] / np.sqrt(x * x - 1.0)
-
-
-@adjoint(np.arctanh)
-def arctanh(y, x):
-    d[x] = d[y] / (1.0 - x * x)
-
-
-@tangent(np.arctanh)
-def arctanh(y, x):
-    d[y] = d[x] / (1.0 - x * x)
-
-
-@adjoint(np.deg2rad, np.radians)
-def deg2rad(y, x):
-    d[x] = d[y] * (np.pi / 180.0)
-
-
-@tangent(np.deg2rad, np.radians)
-def deg2rad(y, x):
-    d[y] = d[x] * (np.pi / 180.0)
-
-
-@adjoint(np.rad2deg, np.degrees)
-def rad2deg(y, x):
-    d[x] = d[y] * (180.0 / np.pi)
-
-
-@tangent(np.rad2deg, np.degrees)
-def rad2deg(y, x):
-    d[y] = d[x] * (180.0 / np.pi)
-
-
-@adjoint(np.sinc)
-def sinc(y, x):
-    d[x] = d[y] * np.where(x == 0, 0.0, (np.cos(np.pi * x) - y) / np.where(x == 0, 1.0, x))
-
-
-@tangent(np.sinc)
-def sinc(y, x):
-    d[y] = d[x] * np.where(x == 0, 0.0, (np.cos(np.pi * x) - y) / np.where(x == 0, 1.0, x))
-
-
 # --- arithmetic ----------------------------------------------------------------
 
-@adjoint(np.add, operator.add)
-def add(y, x1, x2):
-    d[x1] = unbroadcast(d[y], x1)
-    d[x2] = unbroadcast(d[y], x2)
-
-
-@tangent(np.add, operator.add)
-def add(y, x1, x2):
-    d[y] = d[x1] + d[x2]
+broadcasting((np.add, operator.add), lambda g, y, x1, x2: g, lambda g, y, x1, x2: g)
 
 
 @adjoint(np.subtract, operator.sub)
@@ -390,34 +131,10 @@ def mod(y, x1, x2):
     d[y] = d[x1] - d[x2] * (x1 - y) / x2
 
 
-@adjoint(np.negative, operator.neg)
-def negative(y, x):
-    d[x] = -d[y]
-
-
-@tangent(np.negative, operator.neg)
-def negative(y, x):
-    d[y] = -d[x]
-
-
-@adjoint(np.positive, operator.pos)
-def positive(y, x):
-    d[x] = d[y]
-
-
-@tangent(np.positive, operator.pos)
-def positive(y, x):
-    d[y] = d[x]
-
-
-@adjoint(np.absolute, np.fabs)  # np.abs is np.absolute
-def absolute(y, x):
-    d[x] = d[y] * np.sign(x)
-
-
-@tangent(np.absolute, np.fabs)
-def absolute(y, x):
-    d[y] = d[x] * np.sign(x)
+elementwise((np.negative, operator.neg), lambda g, y, x: -g)
+elementwise((np.positive, operator.pos), lambda g, y, x: g)
+elementwise((np.absolute, np.fabs, builtins.abs), lambda g, y, x: g * np.sign(x))   # np.abs is np.absolute
+elementwise(np.conjugate, lambda g, y, x: np.conj(g))        # np.conj is np.conjugate
 
 
 @adjoint(np.real)
@@ -430,28 +147,12 @@ def real(y, val):
     d[y] = np.real(d[val])
 
 
-@adjoint(np.conjugate)  # np.conj is np.conjugate
-def conjugate(y, x):
-    d[x] = np.conj(d[y])
-
-
-@tangent(np.conjugate)
-def conjugate(y, x):
-    d[y] = np.conj(d[x])
-
-
 # --- selection: the gradient goes to the argument that was picked --------------
 
-@adjoint(np.maximum, np.minimum, np.fmax, np.fmin)
-def maximum(y, x1, x2):
-    """The result equals the argument it picked; on a tie each argument gets half."""
-    d[x1] = unbroadcast(d[y] * ((x1 == y) - 0.5 * (x1 == x2)), x1)
-    d[x2] = unbroadcast(d[y] * ((x2 == y) - 0.5 * (x1 == x2)), x2)
-
-
-@tangent(np.maximum, np.minimum, np.fmax, np.fmin)
-def maximum(y, x1, x2):
-    d[y] = d[x1] * ((x1 == y) - 0.5 * (x1 == x2)) + d[x2] * ((x2 == y) - 0.5 * (x1 == x2))
+# The result equals the argument it picked; on a tie each argument gets half.
+broadcasting((np.maximum, np.minimum, np.fmax, np.fmin),
+             lambda g, y, x1, x2: g * ((x1 == y) - 0.5 * (x1 == x2)),
+             lambda g, y, x1, x2: g * ((x2 == y) - 0.5 * (x1 == x2)))
 
 
 @adjoint(np.where)

@@ -46,7 +46,7 @@ from ..ir.syntax import store as _store
 from ..rules import tangent_rule_for
 from ..rules.nondifferentiable import opaque_call_error
 from ..runtime import derivative_jvp, derivative_vjp
-from .tangent_inline import expand_tangent
+from .tangent_templates import expand_tangent
 
 # Calls whose result is a new buffer, never one of their arguments (so the generated code may write it in place).
 FRESH_CALLS = {"zeros_like", "setitem", "list_append", "np.copy", "np.array", "np.where", "np.stack",

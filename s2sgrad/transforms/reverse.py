@@ -43,7 +43,7 @@ from ..ir.syntax import store as _store
 from ..optimizations import ALL
 from ..rules import is_nondifferentiable, rule_for
 from ..rules.nondifferentiable import opaque_call_error
-from .inline import Contribution, expand
+from .adjoint_templates import Contribution, expand
 
 # Stacks of arrays of at most this many elements may be popped as one array (see vectorize): below it a
 # NumPy call costs more than its arithmetic, above it the rows would add much to the stacks' memory.

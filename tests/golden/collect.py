@@ -23,7 +23,7 @@ def dcollect_dx(x, n, dsum=1.0):
     power = stack ** 2
     check_scalar(np.sum(power), 'collect')
     # backward sweep
-    dhs = unstack(unreduce(dsum, power, None, False) * 2 * stack, hs, 0)
+    dhs = unstack(unreduce(dsum, power) * 2 * stack, hs)
     dh = zeros_like(h)  # showcase.py:43
     for _ in range(trips):
         dhs_2 = dhs  # showcase.py:43

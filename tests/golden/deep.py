@@ -33,7 +33,7 @@ def ddeep_dx_W(x, W, dsum=1.0):
         trips += 1
     check_scalar(np.sum(h), 'deep')  # showcase.py:58
     # backward sweep
-    dh = unreduce(dsum, h, None, False)
+    dh = unreduce(dsum, h)
     dW = zeros_like(W)  # showcase.py:56
     for _ in range(trips):
         h = h_stack.pop()

@@ -14,6 +14,6 @@ def dsoftmax_cross_entropy_dlogits(logits, label, ddiff=1.0):
     dz = scatter(-ddiff, z, label)
     dz += ddiff / sum_1 * exp
     dlogits = dz  # showcase.py:24
-    hit = logits == unreduce(max_1, logits, None, False)
-    dlogits = dlogits + np.broadcast_to(np.sum(-dz) / np.sum(hit, None, keepdims=False), (5,)) * hit
+    hit = logits == unreduce(max_1, logits)
+    dlogits = dlogits + np.broadcast_to(np.sum(-dz) / np.sum(hit), (5,)) * hit
     return dlogits

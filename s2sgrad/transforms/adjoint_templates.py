@@ -1,4 +1,4 @@
-"""Inline a derivative rule's template at one call site.
+"""Inline a derivative (adjoint) rule's template at one call site.
 
     >>> import numpy as np
     >>> from s2sgrad.ir import Op, Var
@@ -9,26 +9,24 @@
     >>> [ast.unparse(s.expr) for s in steps]
     ['dy * np.cos(x)']
 
-Each ``d[x] = expr`` of the template becomes a `Contribution` to the adjoint of
-the atom bound to `x`; ``d[y]`` becomes the adjoint of the result; parameters
-become the call's atoms (or the template's defaults); template temporaries get
-fresh names. Contributions to inactive arguments are dropped, and so are the
-temporaries only they used.
+The mode over the engine of `templates`: each ``d[x] = expr`` of the template
+becomes a `Contribution` to the adjoint of the atom bound to `x`; ``d[y]`` becomes
+the adjoint of the result. Contributions to inactive arguments are dropped, and so
+are the temporaries only they used. Where shapes are known, the adjoint's helpers
+are specialized (``unbroadcast(g, x)`` -> ``g`` where x has the result's shape).
 """
 from __future__ import annotations
 
 import ast
 import copy
-import inspect
-import warnings
 from dataclasses import dataclass
 
-from ..errors import S2SGradError
 from ..ir import primitives
-from ..ir.nodes import Const, Op, Var, atom_expr
+from ..ir.nodes import Const, Op, Var
 from ..ir.syntax import np_call as _np_call
 from ..optimizations import ALL
 from ..rules.registry import Rule
+from .templates import Simplify, Substitute, bind, drop_dead, materialize
 
 
 @dataclass
@@ -38,75 +36,46 @@ class Contribution:
     expr: ast.expr
 
 
-def bind(rule: Rule, op: Op) -> dict:
-    """Map each template parameter to the call's atom, or to the template's default."""
-    try:
-        bound = rule.signature.bind(*op.args, **op.kwargs)
-    except TypeError as error:
-        raise S2SGradError(f"the call does not match the derivative rule of "
-                           f"{getattr(op.fn, '__name__', op.fn)}: {error}") from None
-    bound.apply_defaults()
-    out = {}
-    for name, value in bound.arguments.items():
-        kind = rule.signature.parameters[name].kind
-        if kind == inspect.Parameter.VAR_POSITIONAL:
-            out[name] = tuple(value)
-        elif isinstance(value, (Var, Const)) or hasattr(value, "name") and hasattr(value, "value"):
-            out[name] = value
-        else:
-            out[name] = Const(value)
-    return out
+class _Substitute(Substitute):
+    """``d[y]``: the adjoint of the result. Names of the call's values carry their shapes where known
+    (for codegen's broadcast peephole)."""
 
-
-def _expr_of(bound) -> ast.expr:
-    if isinstance(bound, tuple):
-        return ast.Tuple([atom_expr(a) for a in bound], ast.Load())
-    return atom_expr(bound)
-
-
-class _Substitute(ast.NodeTransformer):
-    def __init__(self, bindings: dict, output: str, result: ast.expr, adjoint: ast.expr, temps: dict):
-        self.bindings = bindings
-        self.output = output
-        self.result = result
+    def __init__(self, rule, binding, result, adjoint, temps, shapes):
+        super().__init__(binding, rule.output, result, temps)
+        self.rule = rule
         self.adjoint = adjoint
-        self.temps = temps
+        self.shapes = shapes
 
-    def visit_Subscript(self, node):
-        if isinstance(node.value, ast.Name) and node.value.id == "d":
-            key = node.slice
-            if isinstance(key, ast.Name) and key.id == self.output:
-                return copy.deepcopy(self.adjoint)
-            raise ValueError("a rule template may read only the adjoint of its result")
-        self.generic_visit(node)
-        return node
+    def derivative(self, node):
+        key = node.slice
+        if isinstance(key, ast.Name) and key.id == self.output:
+            return copy.deepcopy(self.adjoint)
+        raise self.rule.error(f"{ast.unparse(node)}: an adjoint template reads only the adjoint of its result, "
+                              f"d[{self.output}]", node)
 
     def visit_Name(self, node):
-        if node.id == self.output:
-            expr = copy.deepcopy(self.result)
-            if self.shapes is not None and isinstance(expr, ast.Name):
-                expr.shape = self.shapes.concrete(Var(expr.id))     # for codegen's broadcast peephole
-            return expr
-        if node.id in self.bindings:
-            expr = _expr_of(self.bindings[node.id])
-            if self.shapes is not None and isinstance(expr, ast.Name):
-                expr.shape = self.shapes.concrete(Var(expr.id))     # for codegen's broadcast peephole
-            return expr
-        if node.id in self.temps:
-            return ast.Name(self.temps[node.id], node.ctx)
-        return node
+        expr = super().visit_Name(node)
+        if self.shapes is not None and isinstance(expr, ast.Name) and expr is not node \
+                and (node.id == self.output or node.id in self.binding.atoms):
+            expr.shape = self.shapes.concrete(Var(expr.id))
+        return expr
 
 
-def _target_atom(target, bindings):
+def _target_atom(target, atoms):
     """The atom a ``d[x]`` (or ``d[xs[k]]``) on the left of a template assignment refers to."""
     if isinstance(target, ast.Name):
-        return bindings.get(target.id)
+        return atoms.get(target.id)
     if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) \
             and isinstance(target.slice, ast.Constant):
-        group = bindings.get(target.value.id)
+        group = atoms.get(target.value.id)
         if isinstance(group, tuple) and target.slice.value < len(group):
             return group[target.slice.value]
     return None
+
+
+def _is_contribution(stmt) -> bool:
+    return isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Subscript) \
+        and isinstance(stmt.targets[0].value, ast.Name) and stmt.targets[0].value.id == "d"
 
 
 def expand(rule: Rule, op: Op, result: str, adjoint: ast.expr, is_active, names, shapes=None,
@@ -117,97 +86,46 @@ def expand(rule: Rule, op: Op, result: str, adjoint: ast.expr, is_active, names,
     where an argument certainly has the result's shape, and written as a plain sum where the
     argument's shape is known ("dot": a dot product where it can); with "float_math", NumPy
     functions of a scalar become their `math` twins; "constant_folding" folds what substitution
-    leaves constant.
+    leaves constant and leaves out arguments left at a default the callee shares.
     """
-    bindings = bind(rule, op)
+    binding = bind(rule, op)
     temps = {}
     for stmt in rule.body:
         for node in ast.walk(stmt):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id not in temps \
-                    and node.id not in bindings:
-                temps[node.id] = names.fresh(node.id, temporary=True)
+                    and node.id not in binding.atoms:
+                temps[node.id] = ast.Name(names.fresh(node.id, temporary=True), ast.Load())
+    substitute = _Substitute(rule, binding, ast.Name(result, ast.Load()), adjoint, temps, shapes)
     steps = []
     for stmt in rule.body:
-        is_contribution = isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
-            and isinstance(stmt.targets[0], ast.Subscript) and isinstance(stmt.targets[0].value, ast.Name) \
-            and stmt.targets[0].value.id == "d"
-        substitute = _Substitute(bindings, rule.output, ast.Name(result, ast.Load()), adjoint, temps)
-        substitute.shapes = shapes
-        if is_contribution:
-            atom = _target_atom(stmt.targets[0].slice, bindings)
-            if atom is None:
-                raise ValueError(f"cannot tell which argument {ast.unparse(stmt.targets[0])} refers to")
-            if isinstance(atom, tuple):          # d[items] for a *items parameter: one per item
-                for k, item in enumerate(atom):
-                    if is_active(item):
-                        expr = substitute.visit(copy.deepcopy(stmt.value))
-                        steps.append(Contribution(item, ast.Subscript(expr, ast.Constant(k), ast.Load())))
-                continue
-            if is_active(atom):
-                expr = substitute.visit(copy.deepcopy(stmt.value))
-                if shapes is not None and "shapes" in optimizations:
-                    expr = _Unbroadcast(shapes, result, adjoint, "dot" in optimizations).visit(expr)
-                if shapes is not None and "float_math" in optimizations:
-                    expr = _FloatMath(shapes).visit(expr)
-                steps.append(Contribution(atom, expr))
-        else:
+        if not _is_contribution(stmt):
             steps.append(substitute.visit(copy.deepcopy(stmt)))
-    for step in steps if "constant_folding" in optimizations else ():
+            continue
+        atom = _target_atom(stmt.targets[0].slice, binding.atoms)
+        if atom is None:
+            raise rule.error(f"cannot tell which argument {ast.unparse(stmt.targets[0])} refers to", stmt)
+        if isinstance(atom, tuple):          # d[items] for a *items parameter: one per item
+            for k, item in enumerate(atom):
+                if is_active(item):
+                    expr = substitute.visit(copy.deepcopy(stmt.value))
+                    steps.append(Contribution(item, ast.Subscript(expr, ast.Constant(k), ast.Load())))
+            continue
+        if is_active(atom):
+            expr = substitute.visit(copy.deepcopy(stmt.value))
+            if shapes is not None and "shapes" in optimizations:
+                expr = _Unbroadcast(shapes, result, adjoint, "dot" in optimizations).visit(expr)
+            if shapes is not None and "float_math" in optimizations:
+                expr = _FloatMath(shapes).visit(expr)
+            steps.append(Contribution(atom, expr))
+    simplify = Simplify() if "constant_folding" in optimizations else None
+    for step in steps:
         if isinstance(step, Contribution):
-            step.expr = _FoldConstants().visit(step.expr)
+            step.expr = materialize(simplify.visit(step.expr) if simplify else step.expr)
         else:
-            _FoldConstants().visit(step)
-    return _drop_unused(steps)
-
-
-class _FoldConstants(ast.NodeTransformer):
-    """Evaluate tests on constants left by substitution: ``a if None is None else b`` -> ``a``."""
-
-    def visit_IfExp(self, node):
-        self.generic_visit(node)
-        if isinstance(node.test, ast.Constant):
-            return node.body if node.test.value else node.orelse
-        return node
-
-    def _fold(self, node):
-        self.generic_visit(node)
-        if all(isinstance(n, (ast.Constant, ast.Tuple, ast.List, ast.Load, ast.cmpop, ast.boolop,
-                              ast.unaryop, ast.operator, ast.BinOp, ast.Compare, ast.BoolOp, ast.UnaryOp,
-                              ast.expr_context))
-               for n in ast.walk(node)):
-            try:
-                expression = ast.fix_missing_locations(ast.Expression(node))
-                with warnings.catch_warnings():       # ("2.0 is not None" is a test on constants too)
-                    warnings.simplefilter("ignore", SyntaxWarning)
-                    return ast.Constant(eval(compile(expression, "<rule>", "eval"), {"__builtins__": {}}))
-            except Exception:
-                return node
-        return node
-
-    visit_Compare = visit_BoolOp = visit_UnaryOp = _fold
-
-    def visit_Call(self, node):
-        """``np.where(test, a, b)`` with a constant test is the branch it picks (``x ** np.where(2 == 0, 1, 2 - 1)``
-        is ``x ** 1``, then ``x``)."""
-        self.generic_visit(node)
-        func = node.func
-        if isinstance(func, ast.Attribute) and func.attr == "where" and isinstance(func.value, ast.Name) \
-                and func.value.id == "np" and len(node.args) == 3 and not node.keywords \
-                and isinstance(node.args[0], ast.Constant) and type(node.args[0].value) is bool:
-            return node.args[1] if node.args[0].value else node.args[2]
-        return node
-
-    def visit_BinOp(self, node):
-        node = self._fold(node)
-        if not isinstance(node, ast.BinOp):
-            return node
-        right, left = node.right, node.left
-        one = lambda n: isinstance(n, ast.Constant) and type(n.value) in (int, float) and n.value == 1
-        if isinstance(node.op, (ast.Pow, ast.Mult, ast.Div)) and one(right):
-            return left                                   # x ** 1, x * 1, x / 1
-        if isinstance(node.op, ast.Mult) and one(left):
-            return right
-        return node
+            materialize(simplify.visit(step) if simplify else step)
+    statements = [s for s in steps if not isinstance(s, Contribution)]
+    kept = {id(s) for s in drop_dead(statements, [c.expr for c in steps if isinstance(c, Contribution)])}
+    return [s for s in steps if isinstance(s, Contribution) or id(s) in kept]
 
 
 class _Unbroadcast(ast.NodeTransformer):
@@ -352,17 +270,3 @@ def _is_none(node) -> bool:
 
 def _is_false(node) -> bool:
     return isinstance(node, ast.Constant) and node.value is False
-
-
-def _drop_unused(steps: list) -> list:
-    """Remove template temporaries that no kept statement reads."""
-    while True:
-        used = set()
-        for step in steps:
-            node = step.expr if isinstance(step, Contribution) else step
-            used.update(n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
-        kept = [s for s in steps if isinstance(s, Contribution) or not isinstance(s, ast.Assign)
-                or any(isinstance(t, ast.Name) and t.id in used for t in s.targets)]
-        if len(kept) == len(steps):
-            return kept
-        steps = kept
