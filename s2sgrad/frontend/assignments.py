@@ -11,6 +11,13 @@ an append) makes a new version of the same object, and the other names for that 
     ...     a += b
     ...     return a
     >>> print(lowered_source(f), end="")
+    def f(x):
+        y = x * 2.0
+        y_1 = setitem(y, 0, 1.0)
+        a = y_1
+        b = x
+        a_1 = a + b
+        return a_1
 """
 from __future__ import annotations
 

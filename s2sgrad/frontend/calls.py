@@ -11,6 +11,16 @@ write (`numpy_writes`); what a call of a user function does to its arguments is 
     ...         return v * k
     ...     return scale(x.sum(axis=0)) + np.einsum(x, [0, 1], [1])
     >>> print(lowered_source(f), end="")
+    def scale(v, k=2.0):
+        prod = v * k
+        return prod
+    <BLANKLINE>
+    def f(x):
+        sum_1 = np.sum(x, axis=0)
+        scale_1 = scale(sum_1, 2.0)
+        einsum = np.einsum('ab->b', x)
+        sum_2 = scale_1 + einsum
+        return sum_2
 """
 from __future__ import annotations
 

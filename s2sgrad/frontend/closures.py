@@ -7,6 +7,14 @@ parameters (a closure's cells become explicit arguments), and the names a block 
     ...         return v * k
     ...     return scaled(x) + 1.0
     >>> print(lowered_source(f), end="")
+    def scaled(v, k):
+        prod = v * k
+        return prod
+    <BLANKLINE>
+    def f(x, k):
+        scaled_1 = scaled(x, k)
+        sum_1 = scaled_1 + 1.0
+        return sum_1
 """
 from __future__ import annotations
 

@@ -12,6 +12,27 @@ function of the names its body assigns (its loop variables), with its checkpoint
     ...         i += 1
     ...     return x
     >>> print(lowered_source(f), end="")
+    def f(x, n):
+        i = 0
+    <BLANKLINE>
+        def cond_1(x_1, i_1, n):
+            test = i_1 < n
+            return test
+    <BLANKLINE>
+        def body_1(x_1, i_1, n):
+            test_1 = i_1 > 2
+    <BLANKLINE>
+            def then_2():
+                x_2 = x_1 * 2.0
+                return (x_2,)
+    <BLANKLINE>
+            def orelse_2():
+                return (x_1,)
+            x_3, = if_else(test_1, then_2, orelse_2)
+            i_2 = i_1 + 1
+            return (x_3, i_2)
+        x_4, i_3 = while_loop(cond_1, body_1, (x, i), (n,))
+        return x_4
 """
 from __future__ import annotations
 

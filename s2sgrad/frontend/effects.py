@@ -6,15 +6,24 @@ object stale (Python's caller would see the change; the functional form would no
 parameter itself is the only name changing its object, rebinds the caller's variable to the
 parameter's final version, which the call then returns too:
 
-    >>> from s2sgrad.frontend.lower import lower_function
-    >>> def scale(v):
-    ...     v *= 2.0
+    >>> from s2sgrad.frontend.lower import lowered_source
+    >>> def clear(v):
+    ...     v[0] = 0.0
     >>> def f(x):
     ...     y = x + 1.0
-    ...     scale(y)
+    ...     clear(y)
     ...     return y
-    >>> lowered, _ = lower_function(f)
-    >>> print(lowered.body[1].value.fn.also_returns, [stmt.target for stmt in lowered.body])
+    >>> print(lowered_source(f), end="")
+    def clear(v):
+        v_1 = setitem(v, 0, 0.0)
+        returned = (None, v_1)
+        return returned
+    <BLANKLINE>
+    def f(x):
+        y = x + 1.0
+        returned = clear(y)
+        y_1 = returned[1]
+        return y_1
 """
 from __future__ import annotations
 

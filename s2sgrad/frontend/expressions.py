@@ -7,8 +7,16 @@ Calls are `calls`' job.
 
     >>> from s2sgrad.frontend.lower import lowered_source
     >>> def f(x, y):
-    ...     return x.T @ y[1:] if x.ndim > 1 and y.size else -x
+    ...     return (x.T * y[1:]) ** 2 - x.ndim
     >>> print(lowered_source(f), end="")
+    def f(x, y):
+        t = np.transpose(x)
+        item = y[1:]
+        prod = t * item
+        power = prod ** 2
+        t_1 = np.ndim(x)
+        diff = power - t_1
+        return diff
 """
 from __future__ import annotations
 

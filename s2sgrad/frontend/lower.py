@@ -33,12 +33,12 @@ from ..ir.names import Names
 from ..ir.nodes import Assign, Const, Function, If, Op, Var, While, to_source
 from .aliasing import Aliasing
 from .assignments import Assignments
-from .calls import METHODS, Calls
+from .calls import Calls
 from .closures import lift
 from .control_flow import ControlFlow
 from .desugar import Desugar, always_returns
 from .effects import Effects, UserCalls, summarize_effects
-from .expressions import ATTRIBUTES, Expressions, temporary_hint
+from .expressions import Expressions, temporary_hint
 from .functions import LiftedFunction
 from .numpy_writes import NumpyWrites
 from .parse import ParsedFunction, parse_function
@@ -361,4 +361,4 @@ def _ends_in_returns(stmt) -> bool:
     return always_returns(stmt.body) and always_returns(stmt.orelse)
 
 
-__all__ = ["lower", "lower_function", "lowered_source", "Lowerer", "LiftedFunction", "METHODS", "ATTRIBUTES"]
+__all__ = ["lower", "lower_function", "lowered_source", "Lowerer", "LiftedFunction"]

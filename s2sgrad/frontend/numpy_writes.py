@@ -12,6 +12,12 @@ y (`ir`'s `setitem`, or a runtime function returning the written copy):
     ...     np.multiply(y, 2.0, out=y)
     ...     return y
     >>> print(lowered_source(f), end="")
+    def f(x, i):
+        y = np.zeros(3)
+        y_1 = add_at(y, i, x)
+        t = np.multiply(y_1, 2.0)
+        y_2 = setitem(y_1, ..., t)
+        return y_2
 """
 from __future__ import annotations
 
