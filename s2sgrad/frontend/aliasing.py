@@ -204,7 +204,6 @@ class Aliasing:
         self.global_of.setdefault(self.find(key), root.id)
         return key
 
-
     def share(self, name: str, objects) -> None:
         """After ``name = <node>``, `objects` being `reach(node)`: name is one of those objects (they
         become one), or the container holding those."""
@@ -422,8 +421,6 @@ def _first_use(block: list, name: str) -> str | None:
         if isinstance(stmt, gast.Assign) and any(isinstance(t, gast.Name) and t.id == name for t in stmt.targets):
             return "bind"
     return None
-
-
 
 
 def _callee(node) -> str:

@@ -157,7 +157,6 @@ class Assignments:
         else:
             raise lowerer.error("augmented assignment to an attribute is not supported", target)
 
-
     def append(self, call) -> None:
         """``parts.append(v)`` of a local list: a new version of the list, still the object it was, that
         holds the item itself."""

@@ -161,6 +161,5 @@ class ControlFlow:
                                  schedule, trips))
 
 
-
 def _union_keys(a: dict, b: dict) -> list:
     return list(a) + [k for k in b if k not in a]

@@ -283,7 +283,6 @@ class Expressions:
         return hashable(callee.value) if isinstance(callee, Global) else None
 
 
-
 def temporary_hint(node) -> str:
     """What to call the temporary holding the value of `node` (``sum``, ``item``, ``test``, ...)."""
     return _hint(_kind_of(node))

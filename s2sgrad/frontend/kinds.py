@@ -161,8 +161,6 @@ def _pairwise(node: gast.Assign) -> bool:
         and not any(isinstance(e, gast.Starred) for e in value.elts)
 
 
-
-
 def _is_int_like(node) -> bool:
     """Could `node` (known to be a number) be an int index? (Not a float literal.)"""
     return not (isinstance(node, gast.Constant) and not isinstance(node.value, int))

@@ -187,7 +187,6 @@ class Lowerer:
         self.aliasing.new_version(user_name, keep_vector)
         return name
 
-
     def stale_error(self, name, stale, node, scope=""):
         changer, where, callee = stale
         verb = "may be changed" if scope else "may have been changed"

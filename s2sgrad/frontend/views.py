@@ -72,7 +72,6 @@ def view_of(fn, keywords=()) -> str | None:
     return "any"
 
 
-
 class ReadOnlyViews:
     """The user's names that may be read-only views (``np.broadcast_to(x, s)``, ``np.diagonal(B)``, a view
     of one), and the containers that may hold one, each with the function that made the view.
