@@ -29,7 +29,8 @@ from .views import VIEW_METHODS, ReadOnlyViews, is_mutable, view_of
 
 
 class Aliasing:
-    """Alias groups, stale names and scalar names of the function being lowered.
+    """Alias groups and stale names of the function being lowered, with its `kinds` (the names known to
+    hold scalars or vectors) and its read-only `views`, which branches and loops save and merge with them.
 
     `resolve(node)` gives the object an expression names in the user's namespace, or None;
     `effects(call)`, for a call of a user function, the expressions of the call whose objects it may change
