@@ -97,7 +97,7 @@ def test_lookalikes_stay_right(fn):
 
 
 def test_the_view_table_knows_every_view_function():
-    from s2sgrad.frontend.aliasing import view_of
+    from s2sgrad.frontend.views import view_of
     for fn in (np.reshape, np.asarray, np.asanyarray, np.squeeze, np.transpose, np.ravel, np.expand_dims,
                np.atleast_1d, np.atleast_2d, np.swapaxes, np.moveaxis, np.broadcast_to, np.diagonal, np.split,
                np.flip, np.real, sg.stop_gradient):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import copy
 
-from ..frontend.aliasing import is_mutable, view_of
+from ..frontend.views import is_mutable, view_of
 from ..ir import primitives
 from ..ir.nodes import Assign, Global, If, Op, Var, While
 

@@ -14,71 +14,23 @@ after an in-place change made through another name for the same object:
     >>> aliasing.mutated("y", where); aliasing.stale("x")               # doctest: +SKIP
     ('y', where, None)
 
-Names known to hold scalars are exempt: ``+=`` on a number rebinds it. Which calls may return a
-view of an argument is one table, `view_of`, also used for the lowered form by `inplace`.
+Names known to hold scalars are exempt: ``+=`` on a number rebinds it (`kinds`). Which calls may
+return a view of an argument is one table, `views.view_of`, also used for the lowered form by `inplace`.
 """
 from __future__ import annotations
 
 import ast
-import operator
-import types
 
 import gast
-import numpy as np
 
 from .. import runtime
-from ..ir import primitives
-from ..markers import stop_gradient
-from ..rules import is_nondifferentiable, rule_for
-
-VIEW_METHODS = {"reshape", "transpose", "ravel", "squeeze", "swapaxes", "view", "T", "real", "imag", "diagonal"}
-WHOLE_REDUCTIONS = {np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin}   # of a whole array: a number
-
-
-def _numpy(*names) -> set:
-    return {getattr(np, n) for n in names if hasattr(np, n)}
-
-
-# What the result of a call may share memory with: the one table that both the names of the user's
-# code (`Aliasing`) and the lowered form (`inplace`) consult, through `view_of`. A function in none of
-# these sets, with no derivative rule, not declared nondifferentiable and no ufunc, may return an
-# argument or a view of one ("any"). s2sgrad's own runtime functions count as making new objects: the
-# generated code that calls them (read back for forward mode) writes in place only into objects nothing
-# else reads.
-VIEW_OF_FIRST = _numpy(
-    "reshape", "transpose", "matrix_transpose", "permute_dims", "ravel", "squeeze", "expand_dims",
-    "swapaxes", "moveaxis", "rollaxis", "broadcast_to", "diagonal", "diag", "flip", "fliplr", "flipud",
-    "rot90", "real", "imag", "asarray", "asanyarray", "ascontiguousarray", "asfortranarray", "asmatrix",
-    "require", "split", "array_split", "hsplit", "vsplit", "dsplit", "unstack", "trim_zeros",
-    "real_if_close") | {
-    np.lib.stride_tricks.as_strided, np.lib.stride_tricks.sliding_window_view, operator.getitem,
-    primitives.seq_getitem, primitives.setitem, primitives.list_append, iter, next, reversed}
-VIEW_OF_ANY = _numpy("atleast_1d", "atleast_2d", "atleast_3d", "broadcast_arrays", "einsum") | {
-    list, tuple, dict, zip, enumerate, sorted, min, max, map, filter, primitives.make_tuple,
-    primitives.make_list}
-READ_ONLY_VIEWS = _numpy("diagonal", "broadcast_to") | {np.lib.stride_tricks.sliding_window_view}
-VIEW_WITH_COPY_KEYWORD = _numpy("array", "meshgrid")     # copy=False (or None): may be views of the arguments
-
-
-def view_of(fn, keywords=()) -> str | None:
-    """What the result of ``fn(..., **keywords)`` may be a view of (or hold views of): "first" (its first
-    argument), "any" (any argument), "out" (its `out` argument), or None (it is a new object)."""
-    if "out" in keywords:
-        return "out"
-    if fn in VIEW_OF_FIRST or fn is stop_gradient:
-        return "first"
-    if fn in VIEW_OF_ANY:
-        return "any"
-    if fn in VIEW_WITH_COPY_KEYWORD:
-        return "any" if "copy" in keywords else None
-    if isinstance(fn, np.ufunc) or getattr(fn, "__module__", None) == "math" or runtime.is_runtime_function(fn) \
-            or rule_for(fn) is not None or is_nondifferentiable(fn):
-        return None
-    return "any"
+from .kinds import Kinds
+from .views import VIEW_METHODS, ReadOnlyViews, is_mutable, view_of
 
 
 class Aliasing:
-    """Alias groups, stale names and scalar names of the function being lowered.
+    """Alias groups and stale names of the function being lowered, with its `kinds` (the names known to
+    hold scalars or vectors) and its read-only `views`, which branches and loops save and merge with them.
 
     `resolve(node)` gives the object an expression names in the user's namespace, or None;
     `effects(call)`, for a call of a user function, the expressions of the call whose objects it may change
@@ -102,10 +54,9 @@ class Aliasing:
         self.changed_through: set = set()         # (key, the name it was changed through, or None for a call)
         self.fresh = 0                            # keys made for new objects put into containers
         self.poisoned: dict[str, tuple] = {}      # user name -> (name changed, its location, call or None)
-        self.read_only: dict[str, str] = {}       # user name -> the function that made it a read-only view
-        self.read_only_items: dict[str, str] = {}  # name of a container that may hold one -> that function
-        self.scalars: set[str] = set(scalars)     # user names known to hold scalars
-        self.vectors: set[str] = set(vectors)     # user names known to hold one-dimensional arrays
+        self.returned: set = set()                # keys of the objects the function may return
+        self.kinds = Kinds(scalars, vectors, resolve)   # the names known to hold scalars, or vectors
+        self.views = ReadOnlyViews(resolve)       # the names that may be read-only views
         self.resolve = resolve
         self.effects = effects or (lambda call: None)
 
@@ -133,17 +84,29 @@ class Aliasing:
     def bind(self, name: str, key) -> None:
         """`name` now refers to a new object."""
         self.poisoned.pop(name, None)
-        self.read_only.pop(name, None)
-        self.read_only_items.pop(name, None)
+        self.views.forget(name)
         self.groups[name] = key
-        self.scalars.discard(name)
-        self.vectors.discard(name)
+        self.kinds.forget(name)
+
+    def parameter(self, name: str) -> None:
+        """`name` is a parameter: an object of its own, of the kind the caller said it is."""
+        scalar, vector = self.kinds.holds_scalar(name), self.kinds.holds_vector(name)
+        self.bind(name, name)
+        self.kinds.note(name, scalar, vector)
+
+    def new_version(self, name: str, keep_vector: bool = True) -> None:
+        """`name` is bound to a new version of its object (written into, appended to): still that object,
+        no longer stale nor a read-only view; still a vector if it was (with `keep_vector`)."""
+        self.poisoned.pop(name, None)
+        self.views.forget(name)
+        self.groups[name] = self.groups.get(name)
+        self.kinds.forget(name, vector=not keep_vector)
 
     def reach(self, node) -> tuple[set, set]:
         """(keys of the objects `node` may evaluate to, a view of one included; keys of those it may hold,
         if it is a container made here), before an assignment rebinds anything: ``x = x`` keeps x's object.
         Both empty for a new object that holds nothing known, or a number."""
-        if self.is_scalar(node):
+        if self.kinds.is_scalar(node):
             return set(), set()
         if isinstance(node, gast.Name):
             key = self.groups.get(node.id)
@@ -158,9 +121,9 @@ class Aliasing:
         if isinstance(node, gast.Subscript):           # an element of a container, or a view of an array
             return self.elements(self.reach(node.value))
         if isinstance(node, (gast.List, gast.Tuple, gast.Set)):
-            return set(), self._items(node.elts)
+            return set(), self._all_of(node.elts, as_items=True)
         if isinstance(node, gast.Dict):
-            return set(), self._items(node.values)
+            return set(), self._all_of(node.values, as_items=True)
         if isinstance(node, gast.IfExp):
             (keys_a, held_a), (keys_b, held_b) = self.reach(node.body), self.reach(node.orelse)
             return keys_a | keys_b, held_a | held_b
@@ -185,24 +148,17 @@ class Aliasing:
         """The objects of `node` as an item put into a container: a new object gets a key of its own, so
         that a change of it through the container is seen by the containers holding it."""
         keys, held = self.reach(node)
-        if not keys | held and not self.is_scalar(node) and not isinstance(node, gast.Constant):
+        if not keys | held and not self.kinds.is_scalar(node) and not isinstance(node, gast.Constant):
             self.fresh += 1
             keys = {("item", self.fresh)}
         return keys, held
 
-    def _items(self, nodes) -> set:
+    def _all_of(self, nodes, as_items: bool = False) -> set:
+        """Every object the `nodes` may evaluate to or hold (each put into a container, with `as_items`)."""
         found = set()
         for n in nodes:
             if n is not None:
-                keys, held = self.item(n.value if isinstance(n, gast.Starred) else n)
-                found |= keys | held
-        return found
-
-    def _all_of(self, nodes) -> set:
-        found = set()
-        for n in nodes:
-            if n is not None:
-                keys, held = self.reach(n.value if isinstance(n, gast.Starred) else n)
+                keys, held = (self.item if as_items else self.reach)(n.value if isinstance(n, gast.Starred) else n)
                 found |= keys | held
         return found
 
@@ -249,42 +205,6 @@ class Aliasing:
         self.global_of.setdefault(self.find(key), root.id)
         return key
 
-    def read_only_maker(self, node) -> str | None:
-        """If `node` certainly evaluates to a read-only view (``np.broadcast_to(x, s)``, ``np.diagonal(B)``,
-        a view of one): the function that made it, else None."""
-        if isinstance(node, gast.Name):
-            return self.read_only.get(node.id)
-        if isinstance(node, gast.Subscript):
-            return self.read_only_maker(node.value) or self.read_only_item(node.value)
-        if isinstance(node, gast.Attribute) and node.attr in VIEW_METHODS:
-            return self.read_only_maker(node.value)
-        if isinstance(node, gast.Call):
-            func = node.func
-            if isinstance(func, gast.Attribute) and self.resolve(func.value) is None:
-                if func.attr == "diagonal":
-                    return "diagonal"
-                return self.read_only_maker(func.value) if func.attr in VIEW_METHODS else None
-            fn = self.resolve(func)
-            if fn in READ_ONLY_VIEWS:
-                return f"np.{fn.__name__}"
-            if node.args and view_of(fn, {k.arg for k in node.keywords}) == "first" \
-                    and fn not in (primitives.setitem, primitives.list_append):
-                return self.read_only_maker(node.args[0])
-        return None
-
-    def read_only_item(self, node) -> str | None:
-        """If the container `node` evaluates to may hold a read-only view: the function that made it."""
-        if isinstance(node, gast.Name):
-            return self.read_only_items.get(node.id)
-        if isinstance(node, (gast.List, gast.Tuple)):
-            for element in node.elts:
-                maker = self.read_only_maker(element) or self.read_only_item(element)
-                if maker is not None:
-                    return maker
-        if isinstance(node, gast.Subscript):
-            return self.read_only_item(node.value)
-        return None
-
     def share(self, name: str, objects) -> None:
         """After ``name = <node>``, `objects` being `reach(node)`: name is one of those objects (they
         become one), or the container holding those."""
@@ -305,6 +225,10 @@ class Aliasing:
             found |= self.held.get(self.find(key)) or {key}
         return found, set()
 
+    def holds_known_objects(self, name: str) -> bool:
+        """Is `name` a container known to hold objects (a list made here)?"""
+        return bool(self.held.get(self.root(name)))
+
     def holds(self, name: str, objects) -> None:
         """`name`'s container now holds `objects` too (``name.append(v)``)."""
         keys, held = objects
@@ -323,11 +247,11 @@ class Aliasing:
         that another name is made for, may be that object on a later trip, so they share from the start."""
         for node in gast.walk(loop):
             if isinstance(node, gast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], gast.Name) \
-                    and not self.is_scalar(node.value):
+                    and not self.kinds.is_scalar(node.value):
                 target = node.targets[0].id
                 keys, held = self.reach(node.value)
                 sources = {n for n, k in self.groups.items() if self.find(k) in {self.find(j) for j in keys}}
-                if keys and (target in carried or sources & set(carried) - self.scalars):
+                if keys and (target in carried or sources & set(carried) - self.kinds.scalars):
                     for key in keys:
                         self.join_group(target, key)
                 if held and target in carried and self.root(target) is not None:
@@ -336,7 +260,7 @@ class Aliasing:
     def mutated(self, name: str, where):
         """`name`'s object is changed in place: the other names for it, and the containers that may hold
         it, must not be read again. Returns the module-level name the object may be, else None."""
-        if name in self.scalars or self.root(name) is None:
+        if self.kinds.holds_scalar(name) or self.root(name) is None:
             return None
         return self.changed_objects({self.root(name)}, (name, where, None), spare=name)
 
@@ -358,7 +282,8 @@ class Aliasing:
                 break
             holders |= more
         for other, g in self.groups.items():
-            if self.find(g) in holders and other != spare and other not in self.scalars:   # a number never changes
+            if self.find(g) in holders and other != spare \
+                    and not self.kinds.holds_scalar(other):      # a number never changes
                 self.poisoned[other] = stale
         return None
 
@@ -366,94 +291,6 @@ class Aliasing:
         """(the name changed or the call, where, the callee's name or None) if `name` may have been changed
         in place through another name or by a call."""
         return self.poisoned.get(name)
-
-    # ---------------------------------------------------------------- scalars
-
-    def is_scalar(self, node) -> bool:
-        """Does `node` certainly compute a scalar (so that ``+=`` on it rebinds, never mutates)?"""
-        if isinstance(node, gast.Constant):
-            return isinstance(node.value, (int, float, complex)) and not isinstance(node.value, bool)
-        if isinstance(node, gast.Name):
-            return node.id in self.scalars
-        if isinstance(node, gast.Subscript):      # an element of a vector
-            return isinstance(node.value, gast.Name) and node.value.id in self.vectors \
-                and not isinstance(node.slice, (gast.Slice, gast.Tuple)) and self.is_scalar(node.slice) \
-                and _is_int_like(node.slice)
-        if isinstance(node, gast.BinOp):
-            return self.is_scalar(node.left) and self.is_scalar(node.right)
-        if isinstance(node, gast.UnaryOp):
-            return self.is_scalar(node.operand)
-        if isinstance(node, gast.IfExp):
-            return self.is_scalar(node.body) and self.is_scalar(node.orelse)
-        if isinstance(node, gast.Call):
-            callee = self.resolve(node.func)
-            if callee is float or getattr(callee, "__module__", None) == "math":
-                return True
-            if callee in WHOLE_REDUCTIONS and len(node.args) == 1 and not node.keywords:
-                return True
-            return isinstance(callee, np.ufunc) and not node.keywords and all(self.is_scalar(a) for a in node.args)
-        return False
-
-    def loop_variable_kinds(self, loop, carried, assigned) -> tuple[set, set]:
-        """The loop variables that hold scalars on every trip, and those that hold one-dimensional arrays:
-        so on entry, and assigned only such expressions in the body (assuming the same of the others,
-        scalars and vectors together). `assigned`: the names the body assigns."""
-        scalars = {n for n in carried if n in self.scalars} | {n for n in assigned if n not in carried}
-        vectors = {n for n in carried if n in self.vectors} | {n for n in assigned if n not in carried}
-        saved = self.scalars, self.vectors
-        while True:
-            self.scalars, self.vectors = saved[0] | scalars, saved[1] | vectors
-            not_scalars = self._breaking(loop, scalars, lambda value, augmented: self.is_scalar(value), False)
-            not_vectors = self._breaking(loop, vectors, lambda value, augmented: self.is_vector(value)
-                                         or augmented and self.is_scalar(value), True)
-            if not not_scalars and not not_vectors:
-                break
-            scalars -= not_scalars
-            vectors -= not_vectors
-        self.scalars, self.vectors = saved
-        return scalars & set(carried), vectors & set(carried)
-
-    @staticmethod
-    def _breaking(loop, candidates: set, holds, writes_keep: bool) -> set:
-        """The candidates some assignment in `loop` gives a value for which `holds` fails (with
-        `writes_keep`, ``y[i] = v`` keeps y a candidate)."""
-        dropped = set()
-        for node in gast.walk(loop):
-            if isinstance(node, gast.Assign) and _pairwise(node):      # a, b = x, y
-                for target, value in zip(node.targets[0].elts, node.value.elts):
-                    if isinstance(target, gast.Name) and target.id in candidates and not holds(value, False):
-                        dropped.add(target.id)
-            elif isinstance(node, gast.Assign):
-                targets = [t.id for t in node.targets if isinstance(t, gast.Name)]
-                if any(t in candidates for t in targets) and (len(node.targets) != 1 or not holds(node.value, False)):
-                    dropped |= set(targets) & candidates
-                for t in node.targets:
-                    if isinstance(t, gast.Subscript):         # y[i] = v: y is an array (of its shape still)
-                        if not writes_keep:
-                            dropped |= {viewed_name(t)} & candidates
-                    elif not isinstance(t, gast.Name):
-                        dropped |= {n.id for n in gast.walk(t) if isinstance(n, gast.Name)} & candidates
-            elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name) \
-                    and node.target.id in candidates and not holds(node.value, True):
-                dropped.add(node.target.id)
-        return dropped
-
-    def is_vector(self, node) -> bool:
-        """Does `node` certainly compute a one-dimensional array (arithmetic and ufuncs of vectors and
-        numbers, at least one of them a vector)?"""
-        if isinstance(node, gast.Name):
-            return node.id in self.vectors
-        if isinstance(node, gast.BinOp) and not isinstance(node.op, gast.MatMult):
-            parts = [node.left, node.right]
-        elif isinstance(node, gast.UnaryOp):
-            parts = [node.operand]
-        elif isinstance(node, gast.Call) and isinstance(self.resolve(node.func), np.ufunc) and not node.keywords:
-            parts = node.args
-        elif isinstance(node, gast.IfExp):
-            parts = [node.body, node.orelse]
-        else:
-            return False
-        return any(self.is_vector(p) for p in parts) and all(self.is_vector(p) or self.is_scalar(p) for p in parts)
 
     def stale_in_loop(self, loop, names: set):
         """A read, anywhere in `loop`, of a name made stale by its body (stale on the next trip): the
@@ -467,37 +304,23 @@ class Aliasing:
                 return node, self.poisoned[node.id]
         return None
 
-    def read_on_entry(self, loop, name: str):
-        """If a trip of `loop` may read `name` before binding it: the first such read, else None. (A loop
-        starting from an object changed through another name reads it stale.)"""
-        if _bound_before_read(loop, name):
-            return None
-        for stmt in [loop.test, *loop.body]:
-            for node in gast.walk(stmt):
-                if isinstance(node, gast.Name) and node.id == name and isinstance(node.ctx, gast.Load):
-                    return node
-                if isinstance(node, gast.AugAssign) and getattr(node.target, "id", None) == name:
-                    return node.target                     # x += ... reads x
-        return None
-
-    # ---------------------------------------------------------------- branches
+    # ---------------------------------------------------------------- branches and loops
 
     def state(self):
-        return dict(self.groups), dict(self.poisoned), set(self.scalars), set(self.vectors), \
-            (dict(self.read_only), dict(self.read_only_items))
+        return dict(self.groups), dict(self.poisoned), self.kinds.state(), self.views.state()
 
     def restore(self, state) -> None:
-        groups, poisoned, scalars, vectors, (read_only, items) = state
+        groups, poisoned, kinds, views = state
         self.groups, self.poisoned = dict(groups), dict(poisoned)
-        self.scalars, self.vectors = set(scalars), set(vectors)
-        self.read_only, self.read_only_items = dict(read_only), dict(items)
+        self.kinds.restore(kinds)
+        self.views.restore(views)
 
     def merge(self, first, second) -> None:
         """After a branch: names may share an object if they may in either branch (their groups
         become one), are stale or read-only views if so in either, and are scalars only if scalars in both."""
-        groups_a, poisoned_a, scalars_a, vectors_a, (read_only_a, items_a) = first
-        groups_b, poisoned_b, scalars_b, vectors_b, (read_only_b, items_b) = second
-        self.read_only, self.read_only_items = {**read_only_b, **read_only_a}, {**items_b, **items_a}
+        groups_a, poisoned_a, kinds_a, views_a = first
+        groups_b, poisoned_b, kinds_b, views_b = second
+        self.views.merge(views_a, views_b)
         groups = dict(groups_a)
         for name, group in groups_b.items():
             if name not in groups:
@@ -506,17 +329,65 @@ class Aliasing:
                 self.union(group, groups[name])
         self.groups = groups
         self.poisoned = {**poisoned_b, **poisoned_a}
-        self.scalars = scalars_a & scalars_b
-        self.vectors = vectors_a & vectors_b
+        self.kinds.merge(kinds_a, kinds_b)
+
+    def objects_of(self, names) -> tuple[dict, dict]:
+        """What `names` refer to: their group keys, and the functions that made the read-only views among
+        them (to keep across binding them to new versions, see `keep_objects`)."""
+        makers = {n: self.views.of_name(n) for n in names}
+        return {n: self.groups.get(n) for n in names}, {n: m for n, m in makers.items() if m is not None}
+
+    def keep_objects(self, objects: tuple[dict, dict], scalars: set, vectors: set, also=None) -> None:
+        """Loop variables just bound to new versions are still the objects `objects` (from `objects_of`) and,
+        with `also` (the objects at the end of a trip), may be those too; `scalars` and `vectors` of them
+        hold scalars and one-dimensional arrays."""
+        groups, makers = objects
+        self.groups.update(groups)
+        for name, maker in makers.items():
+            self.views.note(name, maker)
+        for name, key in (also[0] if also is not None else {}).items():
+            self.join_group(name, key)
+        self.kinds.add(scalars, vectors)
+
+    def stale_names(self) -> set:
+        return set(self.poisoned)
+
+    # ---------------------------------------------------------------- what the function did
+
+    def note_returned(self, node) -> None:
+        """The function may return the objects `node` evaluates to (before the return binds anything)."""
+        keys, held = self.reach(node)
+        self.returned |= keys | held
+
+    def parameter_effects(self, params: list) -> tuple[set, set, str | None, set]:
+        """What the function did to the objects of its parameters `params` (names, in order): the positions
+        of those changed in place, of those its result may be or hold, the module-level object its result
+        may be (or None), and the positions of the changed ones changed through the parameter's name only."""
+        find = self.find
+        changed = {find(k) for k in self.changed}
+        returned = {find(k) for k in self.returned}
+        written = {i for i, p in enumerate(params) if find(p) in changed}
+        result = {i for i, p in enumerate(params) if find(p) in returned}
+        shared = [self.global_of[k] for k in returned if k in self.global_of]
+        through: dict = {}
+        for key, name in self.changed_through:
+            through.setdefault(find(key), set()).add(name)
+        only_through_own = {i for i in written if through.get(find(params[i])) == {params[i]}}
+        return written, result, shared[0] if shared else None, only_through_own
 
 
-def _pairwise(node: gast.Assign) -> bool:
-    """Is `node` ``a, b = x, y`` (names assigned element by element)?"""
-    target, value = node.targets[0], node.value
-    return len(node.targets) == 1 and isinstance(target, (gast.Tuple, gast.List)) \
-        and isinstance(value, (gast.Tuple, gast.List)) and len(target.elts) == len(value.elts) \
-        and all(isinstance(e, gast.Name) for e in target.elts) \
-        and not any(isinstance(e, gast.Starred) for e in value.elts)
+def read_on_entry(loop, name: str):
+    """If a trip of `loop` may read `name` before binding it: the first such read, else None. (A loop
+    starting from an object changed through another name reads it stale.)"""
+    if _bound_before_read(loop, name):
+        return None
+    for stmt in [loop.test, *loop.body]:
+        for node in gast.walk(stmt):
+            if isinstance(node, gast.Name) and node.id == name and isinstance(node.ctx, gast.Load):
+                return node
+            if isinstance(node, gast.AugAssign) and getattr(node.target, "id", None) == name:
+                return node.target                     # x += ... reads x
+    return None
 
 
 def _bound_before_read(loop, name: str) -> bool:
@@ -553,27 +424,7 @@ def _first_use(block: list, name: str) -> str | None:
     return None
 
 
-def viewed_name(node) -> str | None:
-    """The local `node` names, directly or through a view (``x``, ``x[1:]``, ``x.T``, ``x.reshape(...)``)."""
-    while isinstance(node, gast.Subscript) or (
-            isinstance(node, gast.Attribute) and node.attr in VIEW_METHODS) or (
-            isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
-            and node.func.attr in VIEW_METHODS):
-        node = node.value if not isinstance(node, gast.Call) else node.func.value
-    return node.id if isinstance(node, gast.Name) else None
-
-
-def _is_int_like(node) -> bool:
-    """Could `node` (known to be a number) be an int index? (Not a float literal.)"""
-    return not (isinstance(node, gast.Constant) and not isinstance(node.value, int))
-
-
 def _callee(node) -> str:
     return ast.unparse(gast.gast_to_ast(node.func))
 
 
-def is_mutable(value) -> bool:
-    """Can a change in place through another name change `value` (an array, a list, a dict, an object)?"""
-    return not (value is None or isinstance(value, (
-        bool, int, float, complex, str, bytes, frozenset, range, np.generic, np.ufunc, type, types.ModuleType,
-        types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.MethodWrapperType)))

@@ -1,0 +1,170 @@
+"""Part of stage 2: lowering a call: of a method of a local value, of a nested def, or of a named function.
+
+A method of an array is the NumPy function it means (`METHODS`); a nested def (lifted, see `closures`)
+gets its free variables as extra arguments; a NumPy function writing into an argument is a functional
+write (`numpy_writes`); what a call of a user function does to its arguments is `effects`' job:
+
+    >>> from s2sgrad.frontend.lower import lowered_source
+    >>> import numpy as np
+    >>> def f(x):
+    ...     def scale(v, k=2.0):
+    ...         return v * k
+    ...     return scale(x.sum(axis=0)) + np.einsum(x, [0, 1], [1])
+    >>> print(lowered_source(f), end="")
+    def scale(v, k=2.0):
+        prod = v * k
+        return prod
+    <BLANKLINE>
+    def f(x):
+        sum_1 = np.sum(x, axis=0)
+        scale_1 = scale(sum_1, 2.0)
+        einsum = np.einsum('ab->b', x)
+        sum_2 = scale_1 + einsum
+        return sum_2
+"""
+from __future__ import annotations
+
+import copy
+
+import gast
+import numpy as np
+
+from .. import runtime
+from ..ir import primitives
+from ..ir.nodes import Global, Op, Var
+from ..rules.registry import hashable
+from .functions import LiftedFunction
+from .numpy_writes import MUTATING_METHODS, of_numpy, writes_into_first_argument
+
+# Methods of arrays, written as the NumPy functions they mean.
+METHODS = {
+    "sum": np.sum, "mean": np.mean, "prod": np.prod, "max": np.max, "min": np.min,
+    "std": np.std, "var": np.var, "cumsum": np.cumsum, "dot": np.dot, "ravel": np.ravel,
+    "flatten": np.ravel, "squeeze": np.squeeze, "copy": np.copy, "clip": np.clip,
+    "argmax": np.argmax, "argmin": np.argmin, "swapaxes": np.swapaxes, "round": np.round,
+    "astype": primitives.astype, "reshape": np.reshape, "transpose": np.transpose,
+    "trace": np.trace, "diagonal": np.diagonal, "any": np.any, "all": np.all,
+    "conj": np.conj, "repeat": np.repeat, "nonzero": np.nonzero,
+}
+VARARG_METHODS = {"reshape", "transpose"}
+SHAPE_READERS = {runtime.like}              # read only the shape of their argument, which writes keep
+HIDDEN_CODE = (eval, exec, compile, locals, globals, vars)
+
+
+class Calls:
+    """Lowers the calls in the function `lowerer` lowers."""
+
+    def __init__(self, lowerer):
+        self.lowerer = lowerer
+
+    def call(self, node):
+        lowerer, func = self.lowerer, node.func
+        if any(isinstance(a, gast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            raise lowerer.error("*args and **kwargs in a call are not supported", node,
+                                "pass the arguments one by one")
+        if isinstance(func, gast.Attribute) and not isinstance(lowerer.expressions.value_kind(func.value), Global):
+            return self.method_call(node)
+        if isinstance(func, gast.Name) and isinstance(lowerer.env.get(func.id), LiftedFunction):
+            return self.lifted_call(node, lowerer.env[func.id])
+        if isinstance(func, gast.Lambda):
+            raise lowerer.error("calling a lambda in place is not supported", node, "use a def")
+        callee = lowerer.value(func)
+        if not isinstance(callee, Global) or not callable(callee.value):
+            raise lowerer.error("only named functions can be called", node)
+        return self.function_call(Global(callee.name, hashable(callee.value)), node)
+
+    def method_call(self, node):
+        """``x.f(...)`` of a local value: the NumPy function `METHODS` says it means."""
+        lowerer, func = self.lowerer, node.func
+        obj = lowerer.atom(func.value)
+        method = METHODS.get(func.attr)
+        if method is None:
+            raise lowerer.error(f"the method '{func.attr}' is not supported on a local value", node,
+                                "call the NumPy function instead (np.f(x) for x.f())")
+        args = [lowerer.atom(a) for a in node.args]
+        if func.attr in VARARG_METHODS and len(args) > 1:
+            args = [lowerer.bind(Op(primitives.make_tuple, args), "shape")]
+        kwargs, out = lowerer.writes.call_keywords(node)
+        return lowerer.writes.written_to_out(Op(method, [obj, *args], kwargs), out, node)
+
+    def lifted_call(self, node, lifted: LiftedFunction):
+        """A call of a nested def: its arguments bound to its parameters, its free variables passed after."""
+        lowerer, name = self.lowerer, node.func.id
+        params = [a.id for a in lifted.parsed.tree.args.args]
+        bound = dict(zip(params, (lowerer.atom(a) for a in node.args)))
+        if len(node.args) > len(params):
+            raise lowerer.error(f"'{name}' takes {len(params)} argument(s)", node)
+        for keyword in node.keywords:
+            if keyword.arg not in params or keyword.arg in bound:
+                raise lowerer.error(f"'{name}' got an unexpected or repeated argument '{keyword.arg}'", node)
+            bound[keyword.arg] = lowerer.atom(keyword.value)
+        for param, default in zip(params[len(params) - len(lifted.defaults):], lifted.defaults):
+            bound.setdefault(param, default)
+        missing = [p for p in params if p not in bound]
+        if missing:
+            raise lowerer.error(f"call of '{name}' gives no value for {', '.join(missing)}", node)
+        free = [lowerer.expressions.name_atom(n, node) for n in lifted.free]
+        rebound = lowerer.user_calls.apply_call_effects(node, rebind=True)
+        if rebound:
+            return lowerer.user_calls.rebinding_call(lifted, [bound[p] for p in params] + free, rebound, name)
+        return Op(lifted, [bound[p] for p in params] + free, {}, name=name)
+
+    def function_call(self, callee: Global, node):
+        """A call of a module-level function (NumPy's, a builtin, a user function)."""
+        lowerer = self.lowerer
+        if any(callee.value is f for f in HIDDEN_CODE):
+            raise lowerer.error(f"{callee.name}() runs or reads code that s2sgrad cannot see", node,
+                                "write the computation out in the function")
+        if callee.value in SHAPE_READERS:             # generated code's like(x): a write keeps x's shape
+            args = [Var(lowerer.env[a.id]) if isinstance(a, gast.Name) and isinstance(lowerer.env.get(a.id), str)
+                    else lowerer.atom(a) for a in node.args]
+            return Op(callee.value, args, {}, name=callee.name)
+        if writes_into_first_argument(callee.value):
+            return lowerer.writes.in_place_call(callee, node)
+        if callee.value is np.einsum and node.args and not (isinstance(node.args[0], gast.Constant)
+                                                            and isinstance(node.args[0].value, str)):
+            node = self.einsum_subscripts(node)
+        owner = getattr(callee.value, "__self__", None)
+        if isinstance(owner, np.ndarray) and getattr(callee.value, "__name__", None) in MUTATING_METHODS:
+            raise lowerer.error(f"'{callee.name}' changes a global array in place, which is not supported", node,
+                                "work on a local copy (np.copy) of the array")
+        args = [lowerer.atom(a) for a in node.args]
+        if of_numpy(callee.value):
+            kwargs, out = lowerer.writes.call_keywords(node)
+        else:                                       # a user function's own out= is an argument like another
+            kwargs, out = {k.arg: lowerer.atom(k.value) for k in node.keywords}, None
+        user_calls = lowerer.user_calls
+        effects = user_calls.call_effects(node)
+        lifted = None
+        if effects is not None and effects.rebindable & {i for i, _ in effects.written}:
+            lifted = user_calls.as_lifted(callee.value, args, kwargs)
+        rebound = user_calls.apply_call_effects(node, rebind=lifted is not None)
+        if rebound:
+            return user_calls.rebinding_call(*lifted, rebound, callee.name)
+        name = None if primitives.python_name(callee.value) else callee.name
+        return lowerer.writes.written_to_out(Op(callee.value, args, kwargs, name=name), out, node)
+
+    def einsum_subscripts(self, node):
+        """``np.einsum(a, [0, 1], b, [1, 2], [0, 2])`` (the sublist form) as ``np.einsum("ab,bc->ac", a, b)``."""
+        def axis(e):
+            if isinstance(e, gast.Name) and e.id == "Ellipsis":
+                return Ellipsis
+            return e.value if isinstance(e, gast.Constant) else None
+
+        def letters(sublist):
+            if not isinstance(sublist, (gast.List, gast.Tuple)) or not all(
+                    axis(e) is Ellipsis or type(axis(e)) is int and 0 <= axis(e) < 52 for e in sublist.elts):
+                raise self.lowerer.error("np.einsum in the sublist form needs literal lists of axis numbers", sublist,
+                                         "write the subscripts as a string: np.einsum('ij,jk->ik', a, b)")
+            letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+            return "".join("..." if axis(e) is Ellipsis else letters[axis(e)]
+                           for e in sublist.elts)
+        operands, sublists = node.args[0::2], node.args[1::2]
+        output = None
+        if len(node.args) % 2:                       # an output sublist last
+            operands, output = operands[:-1], node.args[-1]
+        subscripts = ",".join(letters(s) for s in sublists) + ("" if output is None else "->" + letters(output))
+        rewritten = copy.copy(node)
+        rewritten.args = [gast.Constant(subscripts, None), *operands]
+        return rewritten
+
