@@ -29,7 +29,7 @@ from .batching import Batching
 from .calls import Calls
 from .checkpointing import CheckpointedLoop, backward_checkpointed, schedule_of
 from .loops import receivers, written_in_place
-from .recording import Recording
+from .recording import BranchRecord, Recording, key
 from .syntax import noted, pop
 
 
@@ -128,7 +128,7 @@ class BackwardSweep:
     def batch(self, step: Contribution) -> list:
         """The appends batching makes of `step` in a backward loop (none: add it as usual). A checkpointed
         loop keeps O(1) trips' worth of values: it batches nothing."""
-        if self.batching is None or not self.loops or self.recording.loop(self.loops[0]).checkpoints is not None:
+        if self.batching is None or not self.loops or self.recording.is_checkpointed(self.loops[0]):
             return []
         return self.batching.batch(step, self.loops[-1], self.receivers)
 
@@ -166,21 +166,21 @@ class BackwardSweep:
             return []
         douts = {k: adjoints.read(stmt.results[k]) for k in flowing}
         before = AdjointState(adjoints.has - set(stmt.results), adjoints.sparse, adjoints.may_alias)
-        record = self.recording.branch(stmt) if repeated else None
-        branches, aliases = [], []
+        branches, aliases, pushes = [], [], []
         adjoints.branches += 1
-        for side, (block, outs) in enumerate(((stmt.body, stmt.body_outs), (stmt.orelse, stmt.orelse_outs))):
+        for block, outs in ((stmt.body, stmt.body_outs), (stmt.orelse, stmt.orelse_outs)):
             adjoints.restore(before)
             code = []
             for k in flowing:
                 code += adjoints.contribute(outs[k], douts[k], stmt.loc)
             reversed_block, pushed = self.block(block, repeated)
             code += reversed_block
-            if record is not None:
-                setattr(record, ("body", "orelse")[side], pushed)
+            pushes.append(pushed)
             branches.append((code, set(adjoints.has)))
             aliases.append(adjoints.may_alias)
         adjoints.branches -= 1
+        if repeated:
+            self.recording.branches[key(stmt)] = BranchRecord(*pushes)
         may_alias = {n: any(a.get(n, False) for a in aliases) for n in set(aliases[0]) | set(aliases[1])}
         merged = branches[0][1] | branches[1][1]
         adjoints.has = merged

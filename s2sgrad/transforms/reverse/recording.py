@@ -86,8 +86,8 @@ class Recording:
         """`loop`'s record (a new one the first time)."""
         return self.loops.setdefault(key(loop), LoopRecord())
 
-    def branch(self, stmt: If) -> BranchRecord:
-        return self.branches.setdefault(key(stmt), BranchRecord())
+    def is_checkpointed(self, loop: While) -> bool:
+        return key(loop) in self.loops and self.loops[key(loop)].checkpoints is not None
 
     def pushed_by(self, stmt: If | While) -> LoopRecord | BranchRecord | None:
         """The record of `stmt`, if the backward sweep made one."""
@@ -139,7 +139,7 @@ class Recording:
         and the loop's final value is pushed after it (``h_2`` of one trip is ``h`` of the next)."""
         loop = loops[-1] if loops else None
         if not self.options.carried_pushes or loop is None or block is not loop.body \
-                or self.loop(loop).checkpoints is not None:
+                or self.is_checkpointed(loop):
             return {}
         carried = {}
         for param, out in zip(loop.params, loop.body_outs):
