@@ -1,0 +1,106 @@
+"""The derivative rule of one primitive's call, and the passes over the steps its template expands to.
+
+`derivative_rule` finds the rule (or says why there is none); `merge_twins` (the merge_twins pass) makes
+two equal contributions one, and `Reuse` (the reuse pass) reads the forward sweep's value of an
+expression the backward code would compute again:
+
+    >>> import ast
+    >>> code = ast.parse("np.cos(x) * g", mode="eval").body
+    >>> ast.unparse(Reuse({ast.dump(ast.parse("np.cos(x)", mode="eval").body): "cos"}).visit(code))
+    'cos * g'
+"""
+from __future__ import annotations
+
+import ast
+
+from ...analysis.inplace import MUTATIONS
+from ...errors import NoDerivativeRule
+from ...frontend.functions import is_user_function
+from ...ir import primitives
+from ...ir.nodes import Assign, Op, value_expr
+from ...rules import is_nondifferentiable, rule_for
+from ...rules.nondifferentiable import opaque_call_error
+from ..adjoint_templates import Contribution
+
+OPERATOR_SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "pow": "**", "matmul": "@",
+                    "neg": "unary -", "getitem": "indexing", "seq_getitem": "indexing", "setitem": "an indexed write",
+                    "list_append": "append"}
+
+
+def derivative_rule(stmt: Assign, module, is_active):
+    """The rule of `stmt`'s primitive: a registered one, or the vjp of a derivative s2sgrad made (at run
+    time); an error saying what to do where there is none."""
+    value = stmt.value
+    fn = value.fn
+    rule = rule_for(fn)
+    if rule is not None:
+        return rule
+    refusal = opaque_call_error(fn, stmt.loc)
+    if refusal is not None:
+        raise refusal
+    label = primitives.label(fn, value.args, value.name)
+    if fn in primitives.WRITERS:
+        raise NoDerivativeRule(
+            f"no derivative rule for {label}, which writes into its first argument", stmt.loc,
+            "compute the new array as a value instead (np.where, y[i] = v, y = y + ...), or wrap the "
+            "values written in s2sgrad.stop_gradient(...) if no gradient should flow through them")
+    if hasattr(fn, "s2sgrad_derivative"):          # a derivative s2sgrad made: its vjp, at run time
+        bound = module.call_arguments(value, stmt.loc)
+        rule = fn.s2sgrad_derivative.adjoint_rule(fn, value.name, [is_active(a) for a in bound], stmt.loc)
+    elif hasattr(fn, "cache_info") and hasattr(fn, "__wrapped__"):
+        raise NoDerivativeRule(
+            f"{label} is cached with functools.lru_cache or functools.cache: a call may return a value "
+            "stored by an earlier call, which has no gradient", stmt.loc,
+            f"call the undecorated function ({label}.__wrapped__) where gradients flow, or wrap the "
+            "argument in s2sgrad.stop_gradient(...)")
+    if rule is None:
+        raise NoDerivativeRule(
+            f"no derivative rule for {label}", stmt.loc,
+            f"register one with @s2sgrad.adjoint({label}), or wrap the argument in "
+            "s2sgrad.stop_gradient(...) if no gradient should flow through it")
+    return rule
+
+
+def rule_label(fn, name=None) -> str:
+    """How a comment names a primitive: ``np.sin``, ``*``, ``indexing``."""
+    dotted = primitives.WRITERS.get(fn) or primitives.python_name(fn) or name or getattr(fn, "__name__", "?")
+    return OPERATOR_SYMBOLS.get(dotted.split(".")[-1] if dotted.startswith(("operator.",)) or
+                                dotted in OPERATOR_SYMBOLS else dotted, dotted)
+
+
+def merge_twins(steps: list) -> list:
+    """Two equal contributions to one name (``x * x``) become one: ``d[x] = 2 * e``."""
+    out = []
+    for step in steps:
+        twin = next((s for s in out if isinstance(step, Contribution) and isinstance(s, Contribution)
+                     and s.atom == step.atom and ast.dump(s.expr) == ast.dump(step.expr)), None)
+        if twin is not None:
+            twin.expr = ast.BinOp(ast.Constant(2), ast.Mult(), twin.expr)
+        else:
+            out.append(step)
+    return out
+
+
+def computed(block: list) -> dict:
+    """The pure expressions the function's top level computes, and the names that hold them."""
+    out = {}
+    for stmt in block:
+        if isinstance(stmt, Assign) and stmt.target and isinstance(stmt.value, Op) \
+                and not is_user_function(stmt.value.fn) and stmt.value.fn not in MUTATIONS \
+                and (rule_for(stmt.value.fn) or is_nondifferentiable(stmt.value.fn)):
+            out.setdefault(ast.dump(value_expr(stmt.value)), stmt.target)
+    return out
+
+
+class Reuse(ast.NodeTransformer):
+    """In backward code, use the forward sweep's value instead of computing it again (``np.sin(x)`` -> ``sin``)."""
+
+    def __init__(self, computed: dict):
+        self.computed = computed
+
+    def generic_visit(self, node):
+        if isinstance(node, (ast.Call, ast.BinOp, ast.UnaryOp)) and self.computed:
+            name = self.computed.get(ast.dump(node))
+            if name is not None:
+                return ast.Name(name, ast.Load())
+        return super().generic_visit(node)

@@ -1,0 +1,86 @@
+"""Checkpointed loops: the forward sweep stores a few states, the backward sweep runs the trips again.
+
+A `Checkpoints` object (from `s2sgrad.runtime`) drives the loop's backward sweep by its schedule
+(`s2sgrad.schedules`): each piece of work is a run of trips forward, recorded and then reversed, or only
+advanced to the next stored state:
+
+    checkpoints = Checkpoints(Revolve(4), n)          # forward sweep: before the loop
+    checkpoints.step((h, i))                          # ... and each trip
+    for work in checkpoints.backward():               # backward sweep
+        h, i = work.state
+        if work.reverse:
+            for _ in range(work.steps): <trip, recording>
+            for _ in range(work.steps): <adjoint of a trip>
+        else:
+            for _ in range(work.steps): <trip>
+            checkpoints.state = (h, i)
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from ...analysis.randomness import generators
+from ...errors import UnsupportedSyntax
+from ...ir.nodes import While, atom_expr
+from ...ir.syntax import assign as _assign
+from ...ir.syntax import attr as _attr
+from ...ir.syntax import call as _call
+from ...ir.syntax import name as _name
+from ...ir.syntax import origin as _origin
+from ...ir.syntax import store as _store
+
+
+def schedule_of(loop: While, default, nested: bool):
+    """The schedule `loop` is checkpointed by (None: it stores every trip): its marker's, else `default`
+    for an outermost loop. A nested loop with a marker is refused."""
+    schedule = loop.checkpoint if loop.checkpoint is not None else (default if not nested else None)
+    if schedule is not None and nested:
+        raise UnsupportedSyntax("only outermost loops can be checkpointed", loop.loc,
+                                "move the checkpointed marker to the outer loop")
+    return schedule
+
+
+def driver_creation(loop: While, driver: str, schedule) -> ast.stmt:
+    """``checkpoints = Checkpoints(schedule, trips, randoms=(...))`` before the loop's forward sweep."""
+    args = [ast.parse(repr(schedule), mode="eval").body]
+    if loop.trips is not None:
+        args.append(atom_expr(loop.trips))
+    call = _call("Checkpoints", *args)
+    randoms = generators(loop.cond + loop.body, "a checkpointed loop")
+    if randoms:                   # the trips run again draw what they drew (see randomness)
+        call.keywords.append(ast.keyword("randoms", ast.Tuple([atom_expr(g) for g in randoms], ast.Load())))
+    return _assign(driver, call, loop.loc)
+
+
+def driver_step(loop: While, driver: str) -> ast.stmt:
+    """``checkpoints.step((h, i))``: each trip's state, offered to the schedule."""
+    state = ast.Tuple([_name(p) for p in loop.params], ast.Load())
+    return _origin(ast.Expr(ast.Call(_attr(driver, "step"), [state], [])), loop.loc)
+
+
+@dataclass
+class CheckpointedLoop:
+    """The trips a checkpointed loop's backward sweep runs forward, whose bodies the forward sweep fills
+    in once it is known which writes run in place: `recorded` pushes what the adjoint trips pop,
+    `advanced` does not."""
+    loop: While
+    recorded: ast.For
+    advanced: ast.For
+
+
+def backward_checkpointed(loop: While, driver: str, work: str, adjoint: list) -> tuple[ast.stmt, CheckpointedLoop]:
+    """The loop over the schedule's `work`, with the adjoint of one trip `adjoint`; the trips run forward
+    are left to fill in."""
+    state = ast.Tuple([_store(p) for p in loop.params], ast.Store())
+    recorded = _origin(ast.For(_store("_"), _call("range", _attr(work, "steps")), [], [], None), loop.loc)
+    advanced = _origin(ast.For(_store("_"), _call("range", _attr(work, "steps")), [], [], None), loop.loc)
+    handback = ast.Assign([ast.Attribute(_name(driver), "state", ast.Store())],
+                          ast.Tuple([_name(p) for p in loop.params], ast.Load()))
+    handback.plumbing = True          # hands the current state back: not a read of an earlier version
+    reverse = [recorded, _origin(ast.For(_store("_"), _call("range", _attr(work, "steps")), adjoint, [], None),
+                                 loop.loc)]
+    body = [_origin(ast.Assign([state], _attr(work, "state")), loop.loc),
+            ast.If(_attr(work, "reverse"), reverse, [advanced, handback])]
+    sweep = _origin(ast.For(_store(work), ast.Call(_attr(driver, "backward"), [], []), body, [], None), loop.loc)
+    return sweep, CheckpointedLoop(loop, recorded, advanced)

@@ -1,0 +1,36 @@
+"""Small pieces of syntax the two sweeps share.
+
+    >>> base_name("y_3"), ast.unparse(pop("y_stack")), sorted(reads([ast.parse("a = b + c")]))
+    ('y', 'y_stack.pop()', ['b', 'c'])
+"""
+from __future__ import annotations
+
+import ast
+
+from ...ir.syntax import name as _name
+
+
+def noted(statement: ast.stmt, note: str) -> ast.stmt:
+    """`statement`, printed with ``# note`` after it."""
+    statement.note = note
+    return statement
+
+
+def pop(stack: str) -> ast.Call:
+    return ast.Call(ast.Attribute(_name(stack), "pop", ast.Load()), [], [])
+
+
+def reads(stmts: list) -> set[str]:
+    """Every name `stmts` read."""
+    names = set()
+    for stmt in stmts:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                names.add(node.id)
+    return names
+
+
+def base_name(name: str) -> str:
+    """The user's variable name behind a versioned one: ``y_3`` -> ``y``."""
+    head, _, tail = name.rpartition("_")
+    return head if head and tail.isdigit() else name
