@@ -27,6 +27,7 @@ from ..errors import S2SGradError
 from ..ir import primitives
 from ..ir.nodes import Const, Op, Var, atom_expr
 from ..ir.syntax import np_call as _np_call
+from ..ir.syntax import with_shape
 from ..optimizations import ALL
 from ..rules.registry import Rule
 
@@ -85,12 +86,12 @@ class _Substitute(ast.NodeTransformer):
         if node.id == self.output:
             expr = copy.deepcopy(self.result)
             if self.shapes is not None and isinstance(expr, ast.Name):
-                expr.shape = self.shapes.concrete(Var(expr.id))     # for codegen's broadcast peephole
+                with_shape(expr, self.shapes.concrete(Var(expr.id)))     # for codegen.drop_broadcasts
             return expr
         if node.id in self.bindings:
             expr = _expr_of(self.bindings[node.id])
             if self.shapes is not None and isinstance(expr, ast.Name):
-                expr.shape = self.shapes.concrete(Var(expr.id))     # for codegen's broadcast peephole
+                with_shape(expr, self.shapes.concrete(Var(expr.id)))     # for codegen.drop_broadcasts
             return expr
         if node.id in self.temps:
             return ast.Name(self.temps[node.id], node.ctx)
