@@ -46,12 +46,14 @@ from ..ir.syntax import assign, call, name, np_call, origin, origin_of
 _ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)
 
 
-def vectorize(fn: ast.FunctionDef, start: int, row_stacks: dict, names,
+def vectorize(fn: ast.FunctionDef, start: int, trip_loops: list[ast.For], row_stacks: dict, names,
               adjoint_shapes: dict | None = None) -> ast.FunctionDef:
     """Move the primal-only arithmetic of `fn`'s backward loops out of them, done on all trips' rows.
 
-    The backward sweep is ``fn.body[start:]``. `row_stacks` maps each stack that may be popped as rows to
-    its `RowStack` (the shape of a row, its dtype or None, the argument its rows come from).
+    The backward sweep is ``fn.body[start:]``; `trip_loops` are its loops that run a forward loop's trips
+    backward (``for _ in range(trips):``, as the reverse stage writes them). `row_stacks` maps each stack
+    that may be popped as rows to its `RowStack` (the shape of a row, its dtype or None, the argument its
+    rows come from).
     `adjoint_shapes` (adjoint name -> shape) is given when every value and adjoint is real, of at most
     64 bits: then a trip's product of an adjoint and its row of terms is written into that row."""
     if not row_stacks:
@@ -61,7 +63,7 @@ def vectorize(fn: ast.FunctionDef, start: int, row_stacks: dict, names,
         k = start if block is fn.body else 0
         while k < len(block):
             loop = block[k]
-            if _is_backward_loop(loop):
+            if any(loop is trip_loop for trip_loop in trip_loops):
                 trips = _Trips(loop, block, fn.body[start:], row_stacks, names, adjoint_shapes)
                 k += trips.rewrite()
                 unused |= trips.unused_stacks
@@ -93,13 +95,6 @@ def _blocks(block: list, start: int = 0):
             inner = getattr(stmt, field, None)
             if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
                 yield from _blocks(inner)
-
-
-def _is_backward_loop(stmt) -> bool:
-    """``for _ in range(trips):``, how the reverse stage writes the adjoint of a loop."""
-    return isinstance(stmt, ast.For) and isinstance(stmt.target, ast.Name) and stmt.target.id == "_" \
-        and isinstance(stmt.iter, ast.Call) and isinstance(stmt.iter.func, ast.Name) \
-        and stmt.iter.func.id == "range" and len(stmt.iter.args) == 1 and isinstance(stmt.iter.args[0], ast.Name)
 
 
 def _popped(stmt, row_stacks) -> tuple[str, str] | None:

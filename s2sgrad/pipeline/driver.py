@@ -66,6 +66,7 @@ class BackwardSweep:
     function)."""
 
     after: ast.stmt | None = None
+    trip_loops: list = field(default_factory=list)       # its loops over a loop's trips, last trip first
     row_stacks: dict = field(default_factory=dict)       # stack -> `RowStack`: may be popped as rows
     adjoint_shapes: dict | None = None                   # given where a trip's product may go into its row
 
@@ -119,7 +120,8 @@ def _fold(code: GeneratedFunction) -> GeneratedFunction:
 def _vectorize(code: GeneratedFunction) -> GeneratedFunction:
     sweep = code.backward
     if sweep is not None:
-        vectorize(code.node, sweep.start(code.node.body), sweep.row_stacks, code.names, sweep.adjoint_shapes)
+        vectorize(code.node, sweep.start(code.node.body), sweep.trip_loops, sweep.row_stacks, code.names,
+                  sweep.adjoint_shapes)
     return code
 
 
@@ -276,8 +278,9 @@ class GradientModule:
         node = _function(fn_name, params, body, defaults)
         in_place_rows = sweeps.adjoint_shapes if analysis.real_adjoints and "rows_in_place" in self.optimizations \
             else None
-        self.tidy(node, names, backward=BackwardSweep(backward_line, sweeps.row_stacks, in_place_rows)
-                  if sweeps.backward else None)
+        backward = BackwardSweep(backward_line, sweeps.trip_loops, sweeps.row_stacks, in_place_rows) \
+            if sweeps.backward else None
+        self.tidy(node, names, backward=backward)
         self.functions.append(node)
         return node
 
@@ -359,7 +362,7 @@ class GradientModule:
             if needed else []
         backward = _function(backward_name, ["record", sweeps.seed], [*unpack, *sweeps.backward, ast.Return(result)])
         self.tidy(forward, names, keep=set(needed))
-        self.tidy(backward, names, backward=BackwardSweep(None, sweeps.row_stacks))
+        self.tidy(backward, names, backward=BackwardSweep(None, sweeps.trip_loops, sweeps.row_stacks))
         self.functions += [forward, backward]
 
     def tidy(self, node: ast.FunctionDef, names: Names, keep=frozenset(),

@@ -83,6 +83,7 @@ class Sweeps:
     stacks: list = field(default_factory=list)
     row_stacks: dict = field(default_factory=dict)  # stacks the backward sweep may pop as rows -> RowStack
     adjoint_shapes: dict = field(default_factory=dict)  # adjoint name -> shape, where known
+    trip_loops: list = field(default_factory=list)  # the backward sweep's `for _ in range(trips)` (see vectorize)
 
 
 class Reverse:
@@ -102,6 +103,7 @@ class Reverse:
         self.shape_only: set[str] = set()       # pushed names the backward sweep reads only the shape of
         self.stack_notes: dict[str, str] = {}   # stack -> why the backward sweep needs what it holds
         self.row_stacks: dict[str, RowStack] = {}   # stacks of small arrays of one shape (see vectorize)
+        self.trip_loops: list[ast.For] = []     # the loops running a loop's trips backward
         self.carries: dict[int, list] = {}      # loop id -> (value, loop variable, its stack): see carried_to_next_trip
         self.batches: dict[int, dict] = {}      # loop id -> weight -> (rows list, columns list)
         self.batch_lists: dict[int, dict] = {}  # loop id -> value -> the list collecting it
@@ -159,7 +161,7 @@ class Reverse:
         adjoint_shapes = {d: self.analysis.shapes.concrete(Var(x)) for x, d in self.adjoints.items()
                           if self.analysis.shapes.concrete(Var(x)) is not None}
         return Sweeps(forward, backward, atom_expr(result), seed, grads, row_stacks=self.row_stacks,
-                      adjoint_shapes=adjoint_shapes)
+                      adjoint_shapes=adjoint_shapes, trip_loops=self.trip_loops)
 
     # ---------------------------------------------------------------- adjoint bookkeeping
 
@@ -539,7 +541,8 @@ class Reverse:
         out += before
         for value, _, stack in self.carries.get(id(loop), []):
             out.append(_noted(_assign(value, _pop(stack), loop.loc), "the loop's final value"))
-        out.append(_origin(ast.For(_store("_"), _call("range", _name(trips)), body, [], None), loop.loc))
+        self.trip_loops.append(_origin(ast.For(_store("_"), _call("range", _name(trips)), body, [], None), loop.loc))
+        out.append(self.trip_loops[-1])
         out += after
         for k in carried:
             out += self.contribute(loop.inits[k], _name(self.adjoint_name(loop.params[k])), loop.loc)
