@@ -8,8 +8,8 @@ annotations a stage leaves on a node for a later one.
     >>> note_of(statement), origin_of(statement)
     ('for dx', None)
 
-The annotations: every attribute a stage pins on a node for a later stage to read, each set and read
-through its accessors here (the last four are private to the stage or the frontend that uses them):
+The annotations: every attribute a stage pins on a node for another to read. The first four cross stages
+and have their accessors here; the last four stay within the stage (or the frontend) that uses them:
 
 - ``origin`` on a generated statement: the user line it comes from (`origin`, `origin_of`, `keep_origin`).
   Set by every stage that emits code; `codegen` prints it as ``# file.py:line``, passes keep it on what

@@ -175,7 +175,7 @@ class GradientModule:
     """One generated module: its functions, and the user globals they refer to."""
 
     recomputes = True         # runs `recompute` functions again (forward mode does not)
-    passes = GRADIENT_PASSES  # what each generated function goes through, in order (see `backend.passes`)
+    passes = GRADIENT_PASSES  # what each generated function goes through, in order (see `run_passes`)
 
     def __init__(self, checkpoint=None, optimizations: frozenset[str] = ALL, sparse: bool = False):
         self.checkpoint = checkpoint            # schedule for outermost loops without their own marker
@@ -185,7 +185,7 @@ class GradientModule:
         self.namespace: dict = {}               # user name -> {id: (object, where a function names it)}
         self.names = Names()
         self.callees: dict = {}
-        self.impure_functions: set[str] = set()  # the generated forward and backward functions of callees
+        self.impure_functions: set[str] = set()  # callees' generated forward and backward functions: not pure
         self.structures: list[dict] = []        # per function being generated: its parameters' container kinds
         self.origin = ""
 
@@ -260,7 +260,7 @@ class GradientModule:
         grads = [g if g is not None else _call("zeros_like", _name(p)) for g, p in zip(sweeps.grads, wrt)]
         grad = grads[0] if len(grads) == 1 else ast.Tuple(grads, ast.Load())
         body = [comment_line("forward sweep"), *sweeps.forward]
-        backward_line = comment_line("backward sweep") if sweeps.backward else None
+        backward_line = comment_line("backward sweep")       # where the passes find the backward sweep
         if sweeps.backward:
             body += [backward_line, *sweeps.backward]
         if mode == "value_and_grad":
