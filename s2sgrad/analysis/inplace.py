@@ -16,6 +16,7 @@ import copy
 from ..frontend.views import is_mutable, view_of
 from ..ir import primitives
 from ..ir.nodes import Assign, Global, If, Op, Var, While
+from ..ir.syntax import is_plumbing
 
 MUTATIONS = {primitives.setitem, primitives.list_append}
 CONTAINERS = {primitives.seq_getitem, primitives.make_tuple, primitives.make_list}
@@ -109,11 +110,11 @@ def _without_plumbing(code: list) -> list:
     """The statements, less those marked as passing the current state around (checkpointing)."""
     kept = []
     for stmt in code:
-        if getattr(stmt, "plumbing", False):
+        if is_plumbing(stmt):
             continue
         for field in ("body", "orelse"):
             inner = getattr(stmt, field, None)
-            if isinstance(inner, list) and any(getattr(s, "plumbing", False) for s in ast.walk(stmt)):
+            if isinstance(inner, list) and any(is_plumbing(s) for s in ast.walk(stmt)):
                 stmt = _copy_without(stmt)
                 break
         kept.append(stmt)

@@ -16,6 +16,7 @@ import ast
 import re
 
 from ..ir.names import RESERVED
+from ..ir.syntax import origin, origin_of
 
 
 def _reads(node) -> set[str]:
@@ -181,7 +182,7 @@ def _drop_self_copies(node) -> None:
                     if not pairs:
                         continue
                     if len(pairs) == 1:
-                        stmt = _copy_origin(ast.Assign([pairs[0][0]], pairs[0][1]), stmt)
+                        stmt = origin(ast.Assign([pairs[0][0]], pairs[0][1]), origin_of(stmt))
                     else:
                         stmt.targets[0].elts = [t for t, _ in pairs]
                         stmt.value.elts = [v for _, v in pairs]
@@ -189,12 +190,6 @@ def _drop_self_copies(node) -> None:
         if block and not kept and field == "body":
             kept = [ast.Pass()]
         setattr(node, field, kept)
-
-
-def _copy_origin(new, old):
-    if getattr(old, "origin", None) is not None:
-        new.origin = old.origin
-    return new
 
 
 def _unversioned(fn, representatives: set, renames: dict) -> dict:

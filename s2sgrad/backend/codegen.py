@@ -14,7 +14,11 @@ import copy
 import linecache
 import os
 
-IMPURE = {"push", "pop", "print", "assert_true", "append"}   # every other call in generated code is pure
+from ..ir.syntax import keep_origin, note_of, origin_of, shape_of
+
+# The calls in generated code that are not pure, besides those of the generated functions a driver names
+# impure (the forward and backward functions of called user functions: they push, pop and run user code).
+IMPURE = {"push", "pop", "print", "assert_true", "append"}
 
 
 def _uses(tree) -> dict[str, int]:
@@ -35,12 +39,12 @@ def _assigned(tree) -> dict[str, int]:
     return counts
 
 
-def _is_pure(expr) -> bool:
+def _is_pure(expr, impure_calls: frozenset[str]) -> bool:
     for node in ast.walk(expr):
         if isinstance(node, ast.Call):
             func = node.func
             name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
-            if name in IMPURE or name is None or name.endswith(("_forward", "_backward")):
+            if name is None or name in IMPURE or name in impure_calls:
                 return False
     return True
 
@@ -106,12 +110,20 @@ def unshare(fn: ast.FunctionDef) -> ast.FunctionDef:
     return _Unshare().visit(fn)
 
 
-def fold(fn: ast.FunctionDef, foldable: set[str]) -> ast.FunctionDef:
-    """Inline each temporary assigned once and read once, where the read follows in the same block."""
+def fold(fn: ast.FunctionDef, foldable: set[str], impure_calls: frozenset[str] = frozenset()) -> ast.FunctionDef:
+    """Inline each temporary assigned once and read once, where the read follows in the same block and
+    nothing between can tell (a call of a function in `impure_calls` or `IMPURE` is never moved, nor
+    moved across).
+
+        >>> fn = ast.parse("def f(x):\\n    t = np.sin(x)\\n    return t * 2").body[0]
+        >>> print(ast.unparse(fold(fn, {"t"})))
+        def f(x):
+            return np.sin(x) * 2
+    """
     while True:
         uses = _uses(fn)
         assigned = _assigned(fn)
-        if not _fold_block(fn.body, uses, assigned, foldable):
+        if not _fold_block(fn.body, uses, assigned, foldable, impure_calls):
             break
     for node in ast.walk(fn):
         for field in ("body", "orelse"):
@@ -121,19 +133,20 @@ def fold(fn: ast.FunctionDef, foldable: set[str]) -> ast.FunctionDef:
     return fn
 
 
-def _fold_block(block: list, uses, assigned, foldable) -> bool:
+def _fold_block(block: list, uses, assigned, foldable, impure_calls) -> bool:
     changed = False
     for stmt in block:
         for field in ("body", "orelse"):
             inner = getattr(stmt, field, None)
             if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
-                changed |= _fold_block(inner, uses, assigned, foldable)
+                changed |= _fold_block(inner, uses, assigned, foldable, impure_calls)
     i = 0
     while i < len(block):
         stmt = block[i]
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
             name = stmt.targets[0].id
-            if name in foldable and uses.get(name) == 1 and assigned.get(name) == 1 and _is_pure(stmt.value):
+            if name in foldable and uses.get(name) == 1 and assigned.get(name) == 1 \
+                    and _is_pure(stmt.value, impure_calls):
                 reads = _reads(stmt.value)
                 for j in range(i + 1, len(block)):
                     later = block[j]
@@ -147,24 +160,19 @@ def _fold_block(block: list, uses, assigned, foldable) -> bool:
                         else:
                             replacer.visit(later)
                         if replacer.done:
-                            _keep_origin(later, stmt)
+                            keep_origin(later, stmt)
                             del block[i]
                             changed = True
                             i -= 1
                         break
-                    if name in _reads(later) or _writes(later) & reads or not _is_pure_stmt(later):
+                    if name in _reads(later) or _writes(later) & reads or not _is_pure_stmt(later, impure_calls):
                         break
         i += 1
     return changed
 
 
-def _is_pure_stmt(stmt) -> bool:
-    return not isinstance(stmt, (ast.Expr, ast.While, ast.For, ast.If, ast.Break)) and _is_pure(stmt)
-
-
-def _keep_origin(into, source):
-    if getattr(into, "origin", None) is None and getattr(source, "origin", None) is not None:
-        into.origin = source.origin
+def _is_pure_stmt(stmt, impure_calls) -> bool:
+    return not isinstance(stmt, (ast.Expr, ast.While, ast.For, ast.If, ast.Break)) and _is_pure(stmt, impure_calls)
 
 
 def _while_condition(loop: ast.While) -> None:
@@ -186,7 +194,7 @@ class _NoBroadcast(ast.NodeTransformer):
         if isinstance(node.op, ast.Mult):
             for broadcast, other in ((node.left, node.right), (node.right, node.left)):
                 shape = _broadcast_shape(broadcast)
-                if shape is not None and getattr(other, "shape", None) == shape:
+                if shape is not None and shape_of(other) == shape:
                     value = broadcast.args[0]
                     return ast.BinOp(value, ast.Mult(), other) if broadcast is node.left \
                         else ast.BinOp(other, ast.Mult(), value)
@@ -249,7 +257,7 @@ def _factor_of_shape(read, shape, parents) -> bool:
     if not (isinstance(product, ast.BinOp) and isinstance(product.op, (ast.Mult, ast.Div))):
         return False
     other = product.right if product.left is node else product.left
-    return getattr(other, "shape", None) == shape
+    return shape_of(other) == shape
 
 
 def merge_collections(fn: ast.FunctionDef) -> ast.FunctionDef:
@@ -301,9 +309,9 @@ def merge_collections(fn: ast.FunctionDef) -> ast.FunctionDef:
 # ---------------------------------------------------------------- printing
 
 def _comment(stmt, previous) -> str:
-    if getattr(stmt, "note", None):
-        return f"  # {stmt.note}"
-    origin = getattr(stmt, "origin", None)
+    if note_of(stmt):
+        return f"  # {note_of(stmt)}"
+    origin = origin_of(stmt)
     if origin is None:
         return ""
     if previous is not None and (previous.filename, previous.line) == (origin.filename, origin.line):
@@ -324,8 +332,8 @@ class _Printer:
     def stmt(self, stmt, indent):
         pad = "    " * indent
         comment = _comment(stmt, self.previous)
-        if getattr(stmt, "origin", None) is not None:
-            self.previous = stmt.origin
+        if origin_of(stmt) is not None:
+            self.previous = origin_of(stmt)
         if isinstance(stmt, ast.FunctionDef):
             header = f"def {stmt.name}({ast.unparse(stmt.args)}):"
             if ast.get_docstring(stmt) is None and self.lines and self.lines[-1] != "":
@@ -339,10 +347,6 @@ class _Printer:
                 body, orelse, test = orelse, [], ast.UnaryOp(ast.Not(), test)     # if c: pass else: X
             self.lines.append(f"{pad}if {ast.unparse(test)}:{comment}")
             self.block(body, indent + 1)
-            while len(orelse) == 1 and isinstance(orelse[0], ast.If) and getattr(orelse[0], "elif_", False):
-                self.lines.append(f"{pad}elif {ast.unparse(orelse[0].test)}:")
-                self.block(orelse[0].body, indent + 1)
-                orelse = orelse[0].orelse
             if orelse and not (len(orelse) == 1 and isinstance(orelse[0], ast.Pass)):
                 self.lines.append(f"{pad}else:")
                 self.block(orelse, indent + 1)
@@ -366,7 +370,7 @@ class _Printer:
                 return
             self.lines.append(pad + text + comment)
         if isinstance(stmt, (ast.If, ast.While, ast.For)):
-            self.previous = getattr(stmt, "origin", None)
+            self.previous = origin_of(stmt)
 
 
 def _unparse(stmt) -> str:

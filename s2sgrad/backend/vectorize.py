@@ -41,27 +41,29 @@ import copy
 
 import numpy as np
 
-from ..ir.syntax import assign, call, name, np_call, origin
-from .codegen import comment_line
+from ..ir.syntax import assign, call, name, np_call, origin, origin_of
 
 _ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)
 
 
-def vectorize(fn: ast.FunctionDef, row_stacks: dict, names, adjoint_shapes: dict | None = None) -> ast.FunctionDef:
+def vectorize(fn: ast.FunctionDef, start: int, trip_loops: list[ast.For], row_stacks: dict, names,
+              adjoint_shapes: dict | None = None) -> ast.FunctionDef:
     """Move the primal-only arithmetic of `fn`'s backward loops out of them, done on all trips' rows.
 
-    `row_stacks` maps each stack that may be popped as rows to (the shape of a row, its dtype or None).
+    The backward sweep is ``fn.body[start:]``; `trip_loops` are its loops that run a forward loop's trips
+    backward (``for _ in range(trips):``, as the reverse stage writes them). `row_stacks` maps each stack
+    that may be popped as rows to its `RowStack` (the shape of a row, its dtype or None, the argument its
+    rows come from).
     `adjoint_shapes` (adjoint name -> shape) is given when every value and adjoint is real, of at most
     64 bits: then a trip's product of an adjoint and its row of terms is written into that row."""
-    start = _backward_start(fn.body)
-    if not row_stacks or start is None:
+    if not row_stacks:
         return fn
     unused = set()
     for block in _blocks(fn.body, start):
         k = start if block is fn.body else 0
         while k < len(block):
             loop = block[k]
-            if _is_backward_loop(loop):
+            if any(loop is trip_loop for trip_loop in trip_loops):
                 trips = _Trips(loop, block, fn.body[start:], row_stacks, names, adjoint_shapes)
                 k += trips.rewrite()
                 unused |= trips.unused_stacks
@@ -85,15 +87,6 @@ def _is_stack(node, stacks) -> bool:
     return isinstance(node, ast.Name) and node.id in stacks
 
 
-def _backward_start(body: list) -> int | None:
-    """Where the backward sweep starts in `body` (0 in a function that has no sweep comments; None: nowhere)."""
-    dumps = [ast.dump(s) if isinstance(s, ast.Expr) else "" for s in body]
-    for k, dump in enumerate(dumps):
-        if dump == ast.dump(comment_line("backward sweep")):
-            return k
-    return None if ast.dump(comment_line("forward sweep")) in dumps else 0
-
-
 def _blocks(block: list, start: int = 0):
     """`block` and every statement list nested in its statements from `start` on, outermost first."""
     yield block
@@ -102,13 +95,6 @@ def _blocks(block: list, start: int = 0):
             inner = getattr(stmt, field, None)
             if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
                 yield from _blocks(inner)
-
-
-def _is_backward_loop(stmt) -> bool:
-    """``for _ in range(trips):``, how the reverse stage writes the adjoint of a loop."""
-    return isinstance(stmt, ast.For) and isinstance(stmt.target, ast.Name) and stmt.target.id == "_" \
-        and isinstance(stmt.iter, ast.Call) and isinstance(stmt.iter.func, ast.Name) \
-        and stmt.iter.func.id == "range" and len(stmt.iter.args) == 1 and isinstance(stmt.iter.args[0], ast.Name)
 
 
 def _popped(stmt, row_stacks) -> tuple[str, str] | None:
@@ -247,7 +233,7 @@ class _Trips:
             return 0
         iterated_rows = [x for x in self.pops if x in rows and x in other]       # read as they are, too
         before, row_names = [], {}
-        at = getattr(self.loop, "origin", None)
+        at = origin_of(self.loop)
         for x in [x for x in self.pops if x in rows]:
             row_names[x] = self.lists.get(x) or self.names.fresh(f"{x}_rows")
         for x in [x for x in self.pops if x in rows and x not in self.carried]:
@@ -278,7 +264,7 @@ class _Trips:
                 term_samples[trip_name] = _evaluate(stacked, samples)
                 steps = _in_place(iterated[key][1], stacked, samples, self.names) \
                     if self.adjoint_shapes is not None else [assign(iterated[key][1], stacked)]
-                before += [origin(s, self.origin_of(term)) for s in steps]
+                before += [origin(s, self.origin_of_term(term)) for s in steps]
         self.loop.body = [self.replace(s, rows, iterated) for s in self.loop.body if not self.drop(s, rows)]
         self.loop.body = self.loop.body or [ast.Pass()]
         if iterated or iterated_rows:
@@ -334,7 +320,7 @@ class _Trips:
                 or _copies_of(v, self.loop.body) & self.read_elsewhere:
             return False
         self.loop.body[k:k + 1] = [origin(ast.AugAssign(ast.Name(term, ast.Store()), ast.Mult(), factor),
-                                          getattr(product, "origin", None)),
+                                          origin_of(product)),
                                    assign(v, name(term))]
         return True
 
@@ -362,10 +348,10 @@ class _Trips:
         self.block[:] = [s for s in self.block if not self.list_bookkeeping(s, set(lists))]
         return {old: lists[0] for old in [terms, *lists[1:]]}
 
-    def origin_of(self, term) -> object:
+    def origin_of_term(self, term):
         for stmt in self.loop.body:
             if any(node is term for node in ast.walk(stmt)):
-                return getattr(stmt, "origin", None)
+                return origin_of(stmt)
         return None
 
     def drop(self, stmt, rows) -> bool:

@@ -14,7 +14,11 @@ from ..frontend.relower import is_generated, parse_generated
 from ..ir.names import identifier
 from ..ir.syntax import function as _function
 from ..transforms.forward import Forward, TangentCode, tangent_hint
-from .driver import GradientModule
+from .driver import GRADIENT_PASSES, GradientModule, Pass, on_function
+
+FORWARD_PASSES: tuple[Pass, ...] = (Pass("unpack_tuples", on_function(unpack_tuples)), *GRADIENT_PASSES)
+"""The passes of forward mode's generated functions: those of gradients, tuples read element by element
+unpacked first."""
 
 
 class ForwardModule(GradientModule):
@@ -31,6 +35,7 @@ class ForwardModule(GradientModule):
     """
 
     recomputes = False
+    passes = FORWARD_PASSES
 
     def __init__(self, hint=tangent_hint):
         super().__init__()
@@ -44,12 +49,6 @@ class ForwardModule(GradientModule):
         lowered = lowerer.function()
         self.collect_globals(lowered, lowerer.names)
         return lowered, lowerer.names
-
-    def tidy(self, node: ast.FunctionDef, names, keep=frozenset(), row_stacks=None,
-             in_place_rows=None) -> ast.FunctionDef:
-        """Unpack tuples read element by element, then fold and merge names as for gradients."""
-        unpack_tuples(node)
-        return super().tidy(node, names, keep, row_stacks, in_place_rows)
 
     def jvp(self, fn, wrt: list[str], arg_kinds=None, name: str | None = None) -> ast.FunctionDef:
         """``name(*params, *tangents of wrt) -> (value, tangent of value)`` for `fn`."""

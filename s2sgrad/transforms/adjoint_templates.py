@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from ..ir import primitives
 from ..ir.nodes import Const, Op, Var
 from ..ir.syntax import np_call as _np_call
+from ..ir.syntax import with_shape
 from ..optimizations import ALL
 from ..rules.registry import Rule
 from .templates import Simplify, Substitute, bind, drop_dead, materialize
@@ -57,7 +58,7 @@ class _Substitute(Substitute):
         expr = super().visit_Name(node)
         if self.shapes is not None and isinstance(expr, ast.Name) and expr is not node \
                 and (node.id == self.output or node.id in self.binding.atoms):
-            expr.shape = self.shapes.concrete(Var(expr.id))
+            with_shape(expr, self.shapes.concrete(Var(expr.id)))     # for codegen.drop_broadcasts
         return expr
 
 

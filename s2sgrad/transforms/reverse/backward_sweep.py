@@ -19,6 +19,7 @@ from ...ir.syntax import assign as _assign
 from ...ir.syntax import call as _call
 from ...ir.syntax import is_slice as _is_slice
 from ...ir.syntax import name as _name
+from ...ir.syntax import noted
 from ...ir.syntax import origin as _origin
 from ...ir.syntax import store as _store
 from ...rules import rule_for
@@ -30,7 +31,7 @@ from .calls import Calls
 from .checkpointing import CheckpointedLoop, backward_checkpointed, schedule_of
 from .loops import receivers, written_in_place
 from .recording import BranchRecord, Recording, key
-from .syntax import noted, pop
+from .syntax import pop
 
 
 class BackwardSweep:
@@ -52,6 +53,7 @@ class BackwardSweep:
         self.checkpoint = checkpoint            # the schedule for outermost loops without a marker
         self.reuse = reuse
         self.merge_twins = merge_twins
+        self.trip_loops: list[ast.For] = []     # the loops running a loop's trips backward (see vectorize)
         self.batching = batching
         self.in_place_accumulation = in_place_accumulation
         self.loops: list = []                   # enclosing loops while reversing
@@ -231,8 +233,9 @@ class BackwardSweep:
         out += before
         for carry in record.carries:
             out.append(noted(_assign(carry.value, pop(carry.stack), loop.loc), "the loop's final value"))
-        out.append(_origin(ast.For(_store("_"), _call("range", _name(record.trips)), body, [], None),
-                           loop.loc))
+        self.trip_loops.append(_origin(ast.For(_store("_"), _call("range", _name(record.trips)), body, [], None),
+                                       loop.loc))
+        out.append(self.trip_loops[-1])
         out += after
         for k in carried:
             out += adjoints.contribute(loop.inits[k], _name(adjoints.name(loop.params[k])), loop.loc)

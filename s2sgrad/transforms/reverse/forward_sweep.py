@@ -21,12 +21,12 @@ from ...ir.nodes import Assign, If, Op, While, atom_expr, value_expr
 from ...ir.syntax import assign as _assign
 from ...ir.syntax import attr as _attr
 from ...ir.syntax import name as _name
+from ...ir.syntax import noted
 from ...ir.syntax import origin as _origin
 from ...ir.syntax import store as _store
 from .calls import Calls
 from .checkpointing import driver_creation, driver_step
 from .recording import BranchRecord, LoopRecord, Recording
-from .syntax import noted
 
 
 class ForwardSweep:

@@ -23,6 +23,7 @@ from ...ir.nodes import Assign, If, Var, While
 from ...ir.syntax import assign as _assign
 from ...ir.syntax import call as _call
 from ...ir.syntax import name as _name
+from ...ir.syntax import noted
 from .rows import RowFinder, RowStack
 from .syntax import base_name, pop, reads
 
@@ -156,9 +157,7 @@ class Recording:
 
     def declaration(self, stack: str, origin) -> ast.stmt:
         """``y_stack = Stack()``, with a comment saying which adjoint reads what it holds."""
-        statement = _assign(stack, _call("Stack"), origin)
-        statement.note = self.notes.get(stack)
-        return statement
+        return noted(_assign(stack, _call("Stack"), origin), self.notes.get(stack))
 
 
 def why_kept(name: str, code: list, shape_only: bool) -> str:

@@ -51,6 +51,7 @@ class Sweeps:
     grads: list                      # an expression per wrt parameter (None: zero)
     row_stacks: dict = field(default_factory=dict)  # stacks the backward sweep may pop as rows -> RowStack
     adjoint_shapes: dict = field(default_factory=dict)  # adjoint name -> shape, where known
+    trip_loops: list = field(default_factory=list)  # the backward sweep's `for _ in range(trips)` (see vectorize)
 
 
 class Reverse:
@@ -95,7 +96,7 @@ class Reverse:
         adjoint_shapes = {d: shapes.concrete(Var(x)) for x, d in self.adjoints.named.items()
                           if shapes.concrete(Var(x)) is not None}
         return Sweeps(forward, backward, atom_expr(result), seed, grads, row_stacks=self.recording.row_stacks,
-                      adjoint_shapes=adjoint_shapes)
+                      adjoint_shapes=adjoint_shapes, trip_loops=self.backward.trip_loops)
 
     def gradients(self) -> list:
         """The gradient of each wrt parameter (None: zero), completed where it may be shared or sparse."""

@@ -10,12 +10,6 @@ import ast
 from ...ir.syntax import name as _name
 
 
-def noted(statement: ast.stmt, note: str) -> ast.stmt:
-    """`statement`, printed with ``# note`` after it."""
-    statement.note = note
-    return statement
-
-
 def pop(stack: str) -> ast.Call:
     return ast.Call(ast.Attribute(_name(stack), "pop", ast.Load()), [], [])
 
