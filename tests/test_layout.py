@@ -30,9 +30,6 @@ ONLY = {"runtime": {"errors", "schedules", "runtime"}, "markers": {"errors", "ma
         "guards": {"guards"}}
 MODULE_LINES = 600
 CLASS_LINES = 350
-# Modules (or modules holding a class) over the limits while their split is under way; each entry goes with
-# its split (strict: a module that became short fails here until its entry is removed).
-STILL_TOO_LONG: set = set()
 
 
 def module_name(path: pathlib.Path) -> str:
@@ -140,9 +137,7 @@ def test_no_import_cycle():
     assert cycles(graph) == []
 
 
-@pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.xfail(strict=True))
-                                  if module_name(p) in STILL_TOO_LONG else p
-                                  for p in sorted(PACKAGE.rglob("*.py"))], ids=module_name)
+@pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")), ids=module_name)
 def test_modules_and_classes_are_short(path):
     text = path.read_text()
     assert len(text.splitlines()) <= MODULE_LINES, f"{module_name(path)} has {len(text.splitlines())} lines"
