@@ -247,9 +247,16 @@ class Cache:
         return sum(len(table) for table in list(self.tables.values()))
 
 
+_GONE: list[str] = []       # file names of generated modules whose function is gone, still in linecache
+
+
 def forget_lines_with(fn, filename: str) -> None:
-    """Take the generated module's text out of linecache when its function is gone."""
-    weakref.finalize(fn, linecache.cache.pop, filename, None)
+    """Take the generated module's text out of linecache once its function is gone: the next time code is
+    generated, not when the function is collected (a collection may run while linecache iterates over its
+    entries, as `linecache.checkcache` does when a traceback is printed, which then fails)."""
+    while _GONE:
+        linecache.cache.pop(_GONE.pop(), None)
+    weakref.finalize(fn, _GONE.append, filename)
 
 
 def _reference(fn):

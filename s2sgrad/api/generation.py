@@ -21,6 +21,7 @@ from .. import guards
 from ..errors import COMPLEX_HINT, Location, S2SGradError, SourceNotFound, UnsupportedSyntax, WrtError
 from ..frontend.parse import call_signature, parse_function, refuse_cached
 from ..frontend.relower import is_generated
+from ..ir.names import base_name
 from ..optimizations import resolve
 from ..pipeline.driver import GradientModule
 from ..pipeline.forward import ForwardModule
@@ -236,7 +237,7 @@ _FORWARD_CACHE = guards.Cache()          # generated code per function, valid wh
 
 def dot_hint(name: str) -> str:
     """How second-order code calls the tangent of `name`: ``x_dot`` (``dx`` is the gradient's own name)."""
-    return re.sub(r"_\d+$", "", name) + "_dot"
+    return base_name(name) + "_dot"
 
 def forward_generated(f, wrt: list[str], kinds: tuple = (), verbose: bool = False, hint=tangent_hint,
                       name: str | None = None):

@@ -13,9 +13,8 @@ unversioned name win) and the copy disappears:
 from __future__ import annotations
 
 import ast
-import re
 
-from ..ir.names import RESERVED
+from ..ir.names import RESERVED, base_name
 from ..ir.syntax import origin, origin_of
 
 
@@ -99,15 +98,10 @@ def _all_copies(stmts):
                 yield from _all_copies(inner)
 
 
-def _base(name: str) -> str:
-    """Versions of one variable share a base: ``y``, ``y_1``, ``dy_2`` -> ``y``, ``y``, ``dy``."""
-    return re.sub(r"_\d+$", "", name)
-
-
 def _preference(name: str, params: set, returned: set = frozenset(), temporary: set = frozenset()) -> tuple:
     """Which name a merged group keeps: a parameter's, a returned one's, a user variable's (``dc`` rather
     than ``dprod``), an unversioned one, the shortest."""
-    return (name not in params, name not in returned, name in temporary, bool(re.search(r"_\d+$", name)),
+    return (name not in params, name not in returned, name in temporary, base_name(name) != name,
             len(name), name)
 
 
@@ -131,7 +125,7 @@ def coalesce(fn: ast.FunctionDef, fixed: set = frozenset(), temporary: set = fro
         return name
 
     members: dict[str, set] = {}
-    copies = sorted(_all_copies(fn.body), key=lambda pair: _base(pair[0]) != _base(pair[1]))
+    copies = sorted(_all_copies(fn.body), key=lambda pair: base_name(pair[0]) != base_name(pair[1]))
     for target, source in copies:
         a, b = find(target), find(source)
         if a == b:
@@ -139,8 +133,8 @@ def coalesce(fn: ast.FunctionDef, fixed: set = frozenset(), temporary: set = fro
         group_a, group_b = members.get(a, {a}), members.get(b, {b})
         if any(frozenset((x, y)) in edges for x in group_a for y in group_b):
             continue
-        named_a = {_base(n) for n in group_a if n not in temporary}
-        named_b = {_base(n) for n in group_b if n not in temporary}
+        named_a = {base_name(n) for n in group_a if n not in temporary}
+        named_b = {base_name(n) for n in group_b if n not in temporary}
         if named_a and named_b and named_a != named_b:
             continue
         pinned = [n for n in group_a | group_b if n in params or n in fixed]
@@ -198,7 +192,7 @@ def _unversioned(fn, representatives: set, renames: dict) -> dict:
     used = {renames.get(n, n) for n in used}
     out = {}
     for rep in sorted(representatives):
-        base = _base(rep)
+        base = base_name(rep)
         if base != rep and base not in used and base.isidentifier() and base not in RESERVED:
             used.add(base)
             out[rep] = base

@@ -172,7 +172,7 @@ class _Trips:
     def carried_values(self) -> dict[str, str]:
         """``v = s.pop()`` before the loop and ``v = p`` ending its trips, p popped from s: {v: p}.
         (The reverse stage writes a value one trip ends with and the next starts with so, see
-        ``Reverse.carried_to_next_trip``.)"""
+        ``Recording.carried_to_next_trip``.)"""
         popped_before = {_popped(s, set(self.pops.values())) for s in self.block[:self.block.index(self.loop)]}
         carried = {}
         for last in reversed(self.loop.body):

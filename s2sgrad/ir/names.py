@@ -30,6 +30,15 @@ RESERVED = OWN | set(keyword.softkwlist) | set(dir(builtins))       # no generat
 TEMPLATE_BUILTINS: set[str] = set()  # builtins the rule templates call (`rules.registry` adds them as it parses)
 
 
+def base_name(name: str) -> str:
+    """The variable a single-assignment version belongs to: ``y_3`` -> ``y``, ``dy_2`` -> ``dy``.
+
+        >>> base_name("y_3"), base_name("dy"), base_name("x_")
+        ('y', 'dy', 'x_')
+    """
+    return re.sub(r"_\d+$", "", name)
+
+
 def generated_names() -> set[str]:
     """The names generated code uses for objects of its own (see `meaning`)."""
     return GENERATED | TEMPLATE_BUILTINS

@@ -27,7 +27,6 @@ The driver (`s2sgrad.pipeline.forward.ForwardModule`) runs it and assembles the 
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -37,6 +36,7 @@ from ..analysis.inplace import MUTATIONS, in_place_writes
 from ..errors import NoDerivativeRule, S2SGradError, derivative_call_refusal
 from ..frontend.functions import is_user_function
 from ..ir import primitives
+from ..ir.names import base_name
 from ..ir.nodes import Assign, Const, Function, If, Op, Var, While, atom_expr, value_expr
 from ..ir.syntax import assign as _assign
 from ..ir.syntax import call as _call
@@ -72,7 +72,7 @@ def _is_fresh(expr: ast.expr) -> bool:
 
 def tangent_hint(name: str) -> str:
     """How the tangent of `name` is called: ``dx`` for ``x`` (and for its versions ``x_1``, ``x_2``)."""
-    return "d" + re.sub(r"_\d+$", "", name)
+    return "d" + base_name(name)
 
 
 @dataclass

@@ -16,7 +16,7 @@ import ast
 from dataclasses import dataclass, field
 
 from ...analysis.shapes import Shapes
-from ...ir.names import Names
+from ...ir.names import Names, base_name
 from ...ir.nodes import Var, While
 from ...ir.syntax import assign as _assign
 from ...ir.syntax import attr as _attr
@@ -25,7 +25,6 @@ from ...ir.syntax import np_call as _np_call
 from ..adjoint_templates import Contribution
 from .adjoints import Adjoints
 from .recording import key
-from .syntax import base_name
 
 
 @dataclass

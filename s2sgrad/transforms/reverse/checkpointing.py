@@ -28,6 +28,7 @@ from ...ir.syntax import attr as _attr
 from ...ir.syntax import call as _call
 from ...ir.syntax import name as _name
 from ...ir.syntax import origin as _origin
+from ...ir.syntax import plumbing
 from ...ir.syntax import store as _store
 
 
@@ -75,9 +76,9 @@ def backward_checkpointed(loop: While, driver: str, work: str, adjoint: list) ->
     state = ast.Tuple([_store(p) for p in loop.params], ast.Store())
     recorded = _origin(ast.For(_store("_"), _call("range", _attr(work, "steps")), [], [], None), loop.loc)
     advanced = _origin(ast.For(_store("_"), _call("range", _attr(work, "steps")), [], [], None), loop.loc)
-    handback = ast.Assign([ast.Attribute(_name(driver), "state", ast.Store())],
-                          ast.Tuple([_name(p) for p in loop.params], ast.Load()))
-    handback.plumbing = True          # hands the current state back: not a read of an earlier version
+    # hands the current state back: not a read of an earlier version
+    handback = plumbing(ast.Assign([ast.Attribute(_name(driver), "state", ast.Store())],
+                                   ast.Tuple([_name(p) for p in loop.params], ast.Load())))
     reverse = [recorded, _origin(ast.For(_store("_"), _call("range", _attr(work, "steps")), adjoint, [], None),
                                  loop.loc)]
     body = [_origin(ast.Assign([state], _attr(work, "state")), loop.loc),

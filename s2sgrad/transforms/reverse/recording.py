@@ -18,14 +18,14 @@ from dataclasses import dataclass, field
 
 from ...analysis.inplace import value_reads
 from ...frontend.functions import is_recomputed
-from ...ir.names import Names
+from ...ir.names import Names, base_name
 from ...ir.nodes import Assign, If, Var, While
 from ...ir.syntax import assign as _assign
 from ...ir.syntax import call as _call
 from ...ir.syntax import name as _name
-from ...ir.syntax import noted
+from ...ir.syntax import noted, origin_of
 from .rows import RowFinder, RowStack
-from .syntax import base_name, pop, reads
+from .syntax import pop, reads
 
 
 @dataclass(frozen=True)
@@ -167,16 +167,16 @@ def why_kept(name: str, code: list, shape_only: bool) -> str:
     for statement in code:
         for node in ast.walk(statement):
             if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == name:
-                where = f" at {os.path.basename(node.origin.filename)}:{node.origin.line}" \
-                    if getattr(node, "origin", None) else ""
+                line = origin_of(node)
+                where = f" at {os.path.basename(line.filename)}:{line.line}" if line else ""
                 return f"which branch was taken{where}"
             if isinstance(node, ast.For) and any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node.iter)):
                 return "the trip count of an inner loop"
             rule = getattr(node, "rule", None)
             if rule and any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
                             for n in ast.walk(node)):
-                where = f" ({os.path.basename(node.origin.filename)}:{node.origin.line})" \
-                    if getattr(node, "origin", None) else ""
+                line = origin_of(node)
+                where = f" ({os.path.basename(line.filename)}:{line.line})" if line else ""
                 what = "its shape" if shape_only else "it"
                 return f"the adjoint of {rule}{where} reads {what}"
     return "the backward sweep reads it" if not shape_only else "the backward sweep reads its shape"

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from ...analysis.activity import TENSOR, Analysis
 from ...analysis.inplace import in_place_writes
 from ...analysis.liveness import unneeded
-from ...ir.names import Names
+from ...ir.names import Names, base_name
 from ...ir.nodes import Function, Var, atom_expr
 from ...ir.syntax import call as _call
 from ...ir.syntax import name as _name
@@ -29,7 +29,7 @@ from .calls import Calls
 from .forward_sweep import ForwardSweep
 from .recording import Recording, RecordingOptions
 from .rows import RowFinder, definitions
-from .syntax import base_name, reads
+from .syntax import reads
 
 # The optimizations this stage runs (the others run in the rule templates and in the backend).
 PASSES = ("symbolic_zeros", "in_place_accumulation", "to_be_recorded", "shape_only_pushes", "carried_pushes",

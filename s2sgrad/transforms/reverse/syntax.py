@@ -1,7 +1,7 @@
 """Small pieces of syntax the two sweeps share.
 
-    >>> base_name("y_3"), ast.unparse(pop("y_stack")), sorted(reads([ast.parse("a = b + c")]))
-    ('y', 'y_stack.pop()', ['b', 'c'])
+    >>> ast.unparse(pop("y_stack")), sorted(reads([ast.parse("a = b + c")]))
+    ('y_stack.pop()', ['b', 'c'])
 """
 from __future__ import annotations
 
@@ -23,8 +23,3 @@ def reads(stmts: list) -> set[str]:
                 names.add(node.id)
     return names
 
-
-def base_name(name: str) -> str:
-    """The user's variable name behind a versioned one: ``y_3`` -> ``y``."""
-    head, _, tail = name.rpartition("_")
-    return head if head and tail.isdigit() else name
