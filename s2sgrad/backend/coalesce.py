@@ -15,11 +15,7 @@ from __future__ import annotations
 import ast
 
 from ..ir.names import RESERVED, base_name
-from ..ir.syntax import origin, origin_of
-
-
-def _reads(node) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+from ..ir.syntax import names_read, origin, origin_of
 
 
 def _writes(node) -> set[str]:
@@ -59,10 +55,10 @@ class _Liveness:
 
     def stmt(self, stmt, live: set, loop_exit: set) -> set:
         if isinstance(stmt, ast.If):
-            return _reads(stmt.test) | self.block(stmt.body, set(live), loop_exit) | \
+            return names_read(stmt.test) | self.block(stmt.body, set(live), loop_exit) | \
                 self.block(stmt.orelse, set(live), loop_exit)
         if isinstance(stmt, (ast.While, ast.For)):
-            header_reads = _reads(stmt.test) if isinstance(stmt, ast.While) else _reads(stmt.iter)
+            header_reads = names_read(stmt.test) if isinstance(stmt, ast.While) else names_read(stmt.iter)
             target = _writes(stmt.target) if isinstance(stmt, ast.For) else set()
             head = set(live) | header_reads
             while True:
@@ -75,13 +71,13 @@ class _Liveness:
         if isinstance(stmt, ast.Break):
             return set(loop_exit)
         if isinstance(stmt, ast.Return):
-            return _reads(stmt)
+            return names_read(stmt)
         defined = _writes(stmt)
         if isinstance(stmt, ast.AugAssign):
             self.interfere(stmt, defined, live)
-            return live | _reads(stmt) | defined
+            return live | names_read(stmt) | defined
         self.interfere(stmt, defined, live)
-        return (live - defined) | _reads(stmt)
+        return (live - defined) | names_read(stmt)
 
 
 def live_in(stmts: list) -> set[str]:

@@ -14,7 +14,7 @@ import copy
 import linecache
 import os
 
-from ..ir.syntax import keep_origin, note_of, origin_of, shape_of
+from ..ir.syntax import keep_origin, names_read, note_of, origin_of, shape_of
 
 # The calls in generated code that are not pure, besides those of the generated functions a driver names
 # impure (the forward and backward functions of called user functions: they push, pop and run user code).
@@ -47,10 +47,6 @@ def _is_pure(expr, impure_calls: frozenset[str]) -> bool:
             if name is None or name in IMPURE or name in impure_calls:
                 return False
     return True
-
-
-def _reads(node) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
 
 
 def _writes(node) -> set[str]:
@@ -147,11 +143,11 @@ def _fold_block(block: list, uses, assigned, foldable, impure_calls) -> bool:
             name = stmt.targets[0].id
             if name in foldable and uses.get(name) == 1 and assigned.get(name) == 1 \
                     and _is_pure(stmt.value, impure_calls):
-                reads = _reads(stmt.value)
+                reads = names_read(stmt.value)
                 for j in range(i + 1, len(block)):
                     later = block[j]
                     header = _header(later)
-                    if any(name in _reads(h) for h in header):
+                    if any(name in names_read(h) for h in header):
                         replacer = _Replace(name, stmt.value)
                         if isinstance(later, ast.If):
                             later.test = replacer.visit(later.test)
@@ -165,7 +161,7 @@ def _fold_block(block: list, uses, assigned, foldable, impure_calls) -> bool:
                             changed = True
                             i -= 1
                         break
-                    if name in _reads(later) or _writes(later) & reads or not _is_pure_stmt(later, impure_calls):
+                    if name in names_read(later) or _writes(later) & reads or not _is_pure_stmt(later, impure_calls):
                         break
         i += 1
     return changed

@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import ast
 
-
-def _reads(code: list) -> set[str]:
-    return {n.id for stmt in code for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+from ..ir.syntax import names_read
 
 
 def drop_dead_tangents(body: list, roots: set[str], removable: set[str]) -> None:
@@ -26,9 +24,9 @@ def drop_dead_tangents(body: list, roots: set[str], removable: set[str]) -> None
     pending = []                                        # (names a statement computes, names it reads)
     for stmt, targets in _statements(body, removable):
         if targets is None:
-            needed |= _reads([stmt])
+            needed |= names_read([stmt])
         else:
-            pending.append((targets, _reads([stmt])))
+            pending.append((targets, names_read([stmt])))
     grew = True
     while grew:
         grew = False
@@ -143,7 +141,7 @@ def _untouched(block: list, start: int, end: int, parts: dict) -> bool:
     """Is the name assigned at block[end] neither read nor written between block[start] and block[end]?"""
     name = block[end].targets[0].id
     between = [s for k, s in enumerate(block[start + 1:end], start + 1) if k not in parts.values()]
-    return all(name not in _reads([s]) and name not in {n.id for n in ast.walk(s) if isinstance(n, ast.Name)
+    return all(name not in names_read([s]) and name not in {n.id for n in ast.walk(s) if isinstance(n, ast.Name)
                                                           and isinstance(n.ctx, ast.Store)} for s in between)
 
 

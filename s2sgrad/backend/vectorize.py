@@ -41,7 +41,7 @@ import copy
 
 import numpy as np
 
-from ..ir.syntax import assign, call, name, np_call, origin, origin_of
+from ..ir.syntax import assign, call, name, names_read, np_call, origin, origin_of
 
 _ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)
 
@@ -140,10 +140,6 @@ def _elementwise(node, rows: set[str]) -> bool:
     return False
 
 
-def _loads(node) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-
-
 class _Trips:
     """One backward loop: which popped values go by rows, and the loop rewritten to read them so."""
 
@@ -160,7 +156,7 @@ class _Trips:
         read_elsewhere = set()
         for stmt in backward:
             if stmt is not loop:
-                read_elsewhere |= _loads(stmt) if not _contains(stmt, loop) else _loads_outside(stmt, loop)
+                read_elsewhere |= names_read(stmt) if not _contains(stmt, loop) else _loads_outside(stmt, loop)
         self.read_elsewhere = read_elsewhere
         self.carried = self.carried_values()           # value -> the loop variable it becomes next trip
         for value, param in self.carried.items():
@@ -201,7 +197,7 @@ class _Trips:
         found, other = [], set()
 
         def visit(node, top: bool):
-            if isinstance(node, ast.expr) and not isinstance(node, ast.Name) and top and _loads(node) & rows \
+            if isinstance(node, ast.expr) and not isinstance(node, ast.Name) and top and names_read(node) & rows \
                     and _elementwise(node, rows):
                 found.append(node)
                 return
@@ -221,7 +217,7 @@ class _Trips:
         rows = set(self.candidates)
         while True:
             found, other = self.terms(rows)
-            useful = set().union(*(_loads(term) for term in found)) & rows | rows & set(self.lists)
+            useful = set().union(*(names_read(term) for term in found)) & rows | rows & set(self.lists)
             kept = rows & useful
             for value, param in self.carried.items():    # a carried value and its variable go together
                 both = {value, param}
@@ -257,7 +253,7 @@ class _Trips:
         for term in found:
             key = ast.dump(term)
             if key not in iterated:
-                first = sorted(_loads(term) & rows)[0]
+                first = sorted(names_read(term) & rows)[0]
                 trip_name = self.names.fresh(f"{first}_term", temporary=True)
                 iterated[key] = trip_name, self.names.fresh(f"{first}_terms")
                 stacked = _Rename(row_names).visit(copy.deepcopy(term))
@@ -365,7 +361,7 @@ class _Trips:
     def replace(stmt, rows, iterated):
         class Terms(ast.NodeTransformer):
             def visit(self, node):
-                if isinstance(node, ast.expr) and ast.dump(node) in iterated and _loads(node) & rows:
+                if isinstance(node, ast.expr) and ast.dump(node) in iterated and names_read(node) & rows:
                     return ast.copy_location(name(iterated[ast.dump(node)][0]), node)
                 return super().visit(node)
         return Terms().visit(stmt)
@@ -400,7 +396,7 @@ def _copies_of(v: str, body: list) -> set[str]:
 
 def _evaluate(expr: ast.expr, samples: dict):
     """`expr` on the sample rows (NumPy decides dtypes and shapes as it will on the real rows), or None."""
-    if any(samples.get(n) is None for n in _loads(expr) - {"np"}):
+    if any(samples.get(n) is None for n in names_read(expr) - {"np"}):
         return None
     code = compile(ast.fix_missing_locations(ast.Expression(copy.deepcopy(expr))), "<rows>", "eval")
     try:

@@ -60,6 +60,19 @@ def is_slice(node: ast.AST) -> bool:
     return isinstance(node, ast.Subscript) and all(isinstance(p, ast.Slice) for p in getattr(index, "elts", [index]))
 
 
+def names_read(*code) -> set[str]:
+    """Every name the syntax `code` reads (each part a node or a list of nodes).
+
+        >>> sorted(names_read(ast.parse("a = b + c"))), sorted(names_read([ast.parse("x = y")], ast.Name("z", ast.Load())))
+        (['b', 'c'], ['y', 'z'])
+    """
+    found = set()
+    for part in code:
+        for node in part if isinstance(part, list) else [part]:
+            found.update(n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
+    return found
+
+
 def attr(obj: str, attribute: str) -> ast.Attribute:
     return ast.Attribute(name(obj), attribute, ast.Load())
 

@@ -41,6 +41,7 @@ from ..ir.nodes import Assign, Const, Function, If, Op, Var, While, atom_expr, v
 from ..ir.syntax import assign as _assign
 from ..ir.syntax import call as _call
 from ..ir.syntax import name as _name
+from ..ir.syntax import names_read
 from ..ir.syntax import origin as _origin
 from ..ir.syntax import store as _store
 from ..rules import tangent_rule_for
@@ -179,7 +180,7 @@ class Forward:
             tangent = None if all(self.tangent_of(a) is None for a in value.args) else container
             return code + self.set_tangent(target, tangent, loc)
         tangent = self.by_rule(stmt)
-        if target in _reads(tangent):
+        if target in names_read(tangent):
             return code + tangent
         return tangent + code           # before the primal: its arguments' old values need not outlive it
 
@@ -230,7 +231,7 @@ class Forward:
         tangent = self.tangent_of(array)
         if tangent is None or array.name not in self.owned:
             by_rule = self.by_rule(stmt)       # before the write: it may read the array as it was
-            return code + by_rule if target in _reads(by_rule) else by_rule + code
+            return code + by_rule if target in names_read(by_rule) else by_rule + code
         item = op.args[-1]
         if op.fn is primitives.setitem and self.tangent_of(item) is None:
             written = ast.Constant(0.0)                    # a value without a tangent zeroes what it replaces
@@ -312,10 +313,6 @@ class Forward:
                 out += self.set_tangent(result, _name(self.tangent_name(param)), loop.loc,
                                         owned=param in self.owned)
         return out
-
-
-def _reads(code: list) -> set[str]:
-    return {n.id for stmt in code for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
 
 
 def _write(obj: ast.expr, op: Op, item: ast.expr) -> ast.stmt:

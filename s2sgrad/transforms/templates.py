@@ -33,6 +33,7 @@ from .. import runtime
 from ..errors import S2SGradError
 from ..ir import primitives
 from ..ir.nodes import Const, Op, Var, atom_expr
+from ..ir.syntax import names_read
 from ..rules.registry import Rule
 
 
@@ -268,17 +269,14 @@ def picked_branch(node: ast.Call) -> ast.expr | None:
 def drop_dead(statements: list, roots: list) -> list:
     """`statements` without the assignments of temporaries that neither `roots` (expressions) nor a kept
     statement read; statements that assign no temporary, and `roots` among `statements`, are kept."""
-    def reads(node) -> set[str]:
-        return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-
-    needed = set().union(*(reads(r) for r in roots))
+    needed = names_read(*roots)
     kept = []
     for stmt in reversed(statements):
         if isinstance(stmt, ast.Assign) and all(isinstance(t, ast.Name) for t in stmt.targets) \
                 and not any(t.id in needed for t in stmt.targets):
             continue
         kept.append(stmt)
-        needed |= reads(stmt)
+        needed |= names_read(stmt)
     return kept[::-1]
 
 

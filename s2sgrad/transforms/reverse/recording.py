@@ -23,9 +23,9 @@ from ...ir.nodes import Assign, If, Var, While
 from ...ir.syntax import assign as _assign
 from ...ir.syntax import call as _call
 from ...ir.syntax import name as _name
-from ...ir.syntax import noted, origin_of
+from ...ir.syntax import names_read, noted, origin_of
 from .rows import RowFinder, RowStack
-from .syntax import pop, reads
+from .syntax import pop
 
 
 @dataclass(frozen=True)
@@ -108,7 +108,7 @@ class Recording:
         """Plan the pushes of `block`, repeated inside `loops` (outermost first), whose backward code is
         `code` and which defines `local`: the names pushed, the pops to run before `code`, and the
         assignments of the carried values to run after it."""
-        read = reads(code)
+        read = names_read(code)
         needed = sorted(local & read) if self.options.to_be_recorded else sorted(local)
         if self.options.shape_only_pushes:
             self.shape_only |= (set(needed) & read) - value_reads(code)
@@ -162,7 +162,7 @@ class Recording:
 
 def why_kept(name: str, code: list, shape_only: bool) -> str:
     """Which adjoint reads `name` (the first in `code`), for the comment on its stack."""
-    if name not in reads(code):
+    if name not in names_read(code):
         return "the backward sweep does not read it (to_be_recorded is off)"
     for statement in code:
         for node in ast.walk(statement):

@@ -20,6 +20,7 @@ from ...ir.names import Names, base_name
 from ...ir.nodes import Function, Var, atom_expr
 from ...ir.syntax import call as _call
 from ...ir.syntax import name as _name
+from ...ir.syntax import names_read
 from ...optimizations import ALL
 from .adjoints import Adjoints
 from .assignments import Reuse, computed
@@ -29,7 +30,6 @@ from .calls import Calls
 from .forward_sweep import ForwardSweep
 from .recording import Recording, RecordingOptions
 from .rows import RowFinder, definitions
-from .syntax import reads
 
 # The optimizations this stage runs (the others run in the rule templates and in the backend).
 PASSES = ("symbolic_zeros", "in_place_accumulation", "to_be_recorded", "shape_only_pushes", "carried_pushes",
@@ -117,7 +117,7 @@ class Reverse:
     def dead_primal_code(self, backward: list, grads: list) -> set[int]:
         """The primal statements nothing needed reads: not the backward sweep, nor the gradients, nor the
         output where the caller gets it (see `analysis.liveness`)."""
-        needed = reads(backward) | reads([ast.Expr(g) for g in grads])
+        needed = names_read(backward) | names_read([ast.Expr(g) for g in grads])
         if self.value_needed and isinstance(self.fn.result, Var):
             needed.add(self.fn.result.name)
         return unneeded(self.fn.body, needed, self.analysis)
