@@ -63,8 +63,10 @@ def is_slice(node: ast.AST) -> bool:
 def names_read(*code) -> set[str]:
     """Every name the syntax `code` reads (each part a node or a list of nodes).
 
-        >>> sorted(names_read(ast.parse("a = b + c"))), sorted(names_read([ast.parse("x = y")], ast.Name("z", ast.Load())))
-        (['b', 'c'], ['y', 'z'])
+        >>> sorted(names_read(ast.parse("a = b + c")))
+        ['b', 'c']
+        >>> sorted(names_read([ast.parse("x = y")], ast.Name("z", ast.Load())))
+        ['y', 'z']
     """
     found = set()
     for part in code:

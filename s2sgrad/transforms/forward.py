@@ -33,11 +33,11 @@ import numpy as np
 
 from ..analysis.activity import SCALAR, Analysis
 from ..analysis.inplace import MUTATIONS, in_place_writes
-from ..errors import NoDerivativeRule, S2SGradError, derivative_call_refusal
+from ..errors import S2SGradError
 from ..frontend.functions import is_user_function
 from ..ir import primitives
 from ..ir.names import base_name
-from ..ir.nodes import Assign, Const, Function, If, Op, Var, While, atom_expr, value_expr
+from ..ir.nodes import Assign, Const, Function, If, Op, Var, While, atom_expr
 from ..ir.syntax import assign as _assign
 from ..ir.syntax import call as _call
 from ..ir.syntax import name as _name
@@ -45,8 +45,8 @@ from ..ir.syntax import names_read
 from ..ir.syntax import origin as _origin
 from ..ir.syntax import store as _store
 from ..rules import tangent_rule_for
-from ..rules.nondifferentiable import opaque_call_error
-from ..runtime import derivative_jvp, derivative_vjp
+from . import primal
+from .rule_lookup import TANGENT, rule_of
 from .tangent_templates import expand_tangent
 
 # Calls whose result is a new buffer, never one of their arguments (so the generated code may write it in place).
@@ -162,15 +162,15 @@ class Forward:
         if isinstance(value, Op) and self.is_call(value):
             return self.call(stmt)
         if target is None:
-            return [_origin(ast.Expr(value_expr(value)), loc)]
+            return [primal.plain(stmt)]
         if not isinstance(value, Op):
-            code = [_assign(target, atom_expr(value), loc)]
+            code = [primal.plain(stmt)]
             if target not in self.active:
                 return code
             return code + self.set_tangent(target, self.tangent_of(value), loc, owned=value.name in self.owned)
         if value.fn in MUTATIONS and value.args[0].name in self.in_place:
             return self.write_in_place(stmt)
-        code = [_assign(target, value_expr(value), loc)]
+        code = [primal.plain(stmt)]
         if target not in self.active:
             return code
         if value.fn in (primitives.make_tuple, primitives.make_list):
@@ -186,28 +186,7 @@ class Forward:
 
     def by_rule(self, stmt: Assign) -> list:
         op = stmt.value
-        rule = tangent_rule_for(op.fn)
-        if rule is None:
-            refusal = opaque_call_error(op.fn, stmt.loc)
-            if refusal is not None:
-                raise refusal
-            name = primitives.label(op.fn, op.args, op.name)
-            if op.fn in primitives.WRITERS:
-                raise NoDerivativeRule(f"no forward-mode (tangent) rule for {name}, which writes into its first "
-                                       "argument", stmt.loc, "compute the new array as a value instead (np.where, "
-                                       "y[i] = v, y = y + ...)")
-            if hasattr(op.fn, "s2sgrad_derivative"):         # a derivative s2sgrad made: its jvp, at run time
-                bound = self.module.call_arguments(op, stmt.loc)
-                has_tangent = [self.tangent_of(a) is not None for a in bound]
-                rule = op.fn.s2sgrad_derivative.tangent_rule(op.fn, op.name, has_tangent, stmt.loc)
-            elif op.fn is derivative_vjp or op.fn is derivative_jvp:
-                message, hint = derivative_call_refusal(op.args[0].value, op.args[0].name, "forward mode over "
-                                                        "a derivative (hvp, jvp(grad(f)), jvp(jvp(f)))")
-                raise NoDerivativeRule(message, stmt.loc, hint)
-        if rule is None:
-            raise NoDerivativeRule(f"no forward-mode (tangent) rule for {name}", stmt.loc,
-                                   f"register one with @s2sgrad.rules.tangent({name}), or wrap the argument in "
-                                   "s2sgrad.stop_gradient(...) if no derivative should flow through it")
+        rule = rule_of(stmt, TANGENT, self.module, lambda atom: self.tangent_of(atom) is not None)
         try:
             expansion = expand_tangent(rule, op, stmt.target, self.tangent_of, self.names,
                                        lambda atom: self.analysis.shapes.same(atom, stmt.target))
@@ -224,8 +203,7 @@ class Forward:
         likewise where its buffer is this code's own (otherwise the tangent rule copies it, once)."""
         op, target, loc = stmt.value, stmt.target, stmt.loc
         array = op.args[0]
-        code = [_origin(_write(atom_expr(array), op, atom_expr(op.args[-1])), loc),
-                _assign(target, atom_expr(array), loc)]
+        code = primal.written_in_place(stmt)
         if target not in self.active:
             return code
         tangent = self.tangent_of(array)
@@ -237,7 +215,7 @@ class Forward:
             written = ast.Constant(0.0)                    # a value without a tangent zeroes what it replaces
         else:
             written = self.materialized(item)
-        code.append(_origin(_write(tangent, op, written), loc))
+        code.append(_origin(primal.in_place_write(tangent, op, written), loc))
         return code + self.set_tangent(target, tangent, loc, owned=True)
 
     # ---------------------------------------------------------------- calls of user functions
@@ -268,8 +246,7 @@ class Forward:
         flowing = [k for k, r in enumerate(stmt.results) if r in self.active]
         arms = []
         for block, outs in ((stmt.body, stmt.body_outs), (stmt.orelse, stmt.orelse_outs)):
-            code = self.block(block)
-            code += [_assign(r, atom_expr(o), stmt.loc) for r, o in zip(stmt.results, outs)]
+            code = self.block(block) + primal.branch_outputs(stmt, outs)
             arms.append((code, outs))
         for k in flowing:
             result = stmt.results[k]
@@ -297,16 +274,12 @@ class Forward:
             owned = self.tangent_of(init) is None or init.name in self.owned
             if owned and _keeps_buffer(loop.body_outs[k], param, loop.body):
                 self.owned.add(param)
-        out += [_assign(p, atom_expr(i), loop.loc) for p, i in zip(loop.params, loop.inits)]
-        body = self.block(loop.cond)
-        body.append(_origin(ast.If(ast.UnaryOp(ast.Not(), atom_expr(loop.test)), [ast.Break()], []), loop.loc))
-        body += self.block(loop.body)
+        out += primal.loop_entry(loop)
+        body = self.block(loop.cond) + [primal.loop_exit(loop)] + self.block(loop.body)
         outs = [atom_expr(o) for o in loop.body_outs] + [self.materialized(loop.body_outs[k]) for k in carried]
-        if params:
-            body.append(_assign(ast.Tuple([_store(p) for p in params], ast.Store()), ast.Tuple(outs, ast.Load()),
-                                loop.loc))
-        out.append(_origin(ast.While(ast.Constant(True), body, []), loop.loc))
-        out += [_assign(r, _name(p), loop.loc) for r, p in zip(loop.results, loop.params)]
+        body += primal.next_trip(loop, params, outs)
+        out.append(primal.endless(loop, body))
+        out += primal.loop_results(loop)
         for k in carried:
             result, param = loop.results[k], loop.params[k]
             if result in self.active:
@@ -314,13 +287,6 @@ class Forward:
                                         owned=param in self.owned)
         return out
 
-
-def _write(obj: ast.expr, op: Op, item: ast.expr) -> ast.stmt:
-    """The in-place form of the functional write `op` into `obj`: ``obj[index] = item`` or ``obj.append(item)``."""
-    if op.fn is primitives.setitem:
-        index = primitives.index_expression(atom_expr(op.args[1]))
-        return ast.Assign([ast.Subscript(obj, index, ast.Store())], item)
-    return ast.Expr(ast.Call(ast.Attribute(obj, "append", ast.Load()), [item], []))
 
 
 def _keeps_buffer(out, param: str, body: list) -> bool:

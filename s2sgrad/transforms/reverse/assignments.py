@@ -14,51 +14,22 @@ from __future__ import annotations
 import ast
 
 from ...analysis.inplace import MUTATIONS
-from ...errors import NoDerivativeRule
 from ...frontend.functions import is_user_function
 from ...ir import primitives
 from ...ir.nodes import Assign, Op, value_expr
 from ...rules import is_nondifferentiable, rule_for
-from ...rules.nondifferentiable import opaque_call_error
+from ...rules.registry import Rule
 from ..adjoint_templates import Contribution
+from ..rule_lookup import ADJOINT, rule_of
 
 OPERATOR_SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "pow": "**", "matmul": "@",
                     "neg": "unary -", "getitem": "indexing", "seq_getitem": "indexing", "setitem": "an indexed write",
                     "list_append": "append"}
 
 
-def derivative_rule(stmt: Assign, module, is_active):
-    """The rule of `stmt`'s primitive: a registered one, or the vjp of a derivative s2sgrad made (at run
-    time); an error saying what to do where there is none."""
-    value = stmt.value
-    fn = value.fn
-    rule = rule_for(fn)
-    if rule is not None:
-        return rule
-    refusal = opaque_call_error(fn, stmt.loc)
-    if refusal is not None:
-        raise refusal
-    label = primitives.label(fn, value.args, value.name)
-    if fn in primitives.WRITERS:
-        raise NoDerivativeRule(
-            f"no derivative rule for {label}, which writes into its first argument", stmt.loc,
-            "compute the new array as a value instead (np.where, y[i] = v, y = y + ...), or wrap the "
-            "values written in s2sgrad.stop_gradient(...) if no gradient should flow through them")
-    if hasattr(fn, "s2sgrad_derivative"):          # a derivative s2sgrad made: its vjp, at run time
-        bound = module.call_arguments(value, stmt.loc)
-        rule = fn.s2sgrad_derivative.adjoint_rule(fn, value.name, [is_active(a) for a in bound], stmt.loc)
-    elif hasattr(fn, "cache_info") and hasattr(fn, "__wrapped__"):
-        raise NoDerivativeRule(
-            f"{label} is cached with functools.lru_cache or functools.cache: a call may return a value "
-            "stored by an earlier call, which has no gradient", stmt.loc,
-            f"call the undecorated function ({label}.__wrapped__) where gradients flow, or wrap the "
-            "argument in s2sgrad.stop_gradient(...)")
-    if rule is None:
-        raise NoDerivativeRule(
-            f"no derivative rule for {label}", stmt.loc,
-            f"register one with @s2sgrad.adjoint({label}), or wrap the argument in "
-            "s2sgrad.stop_gradient(...) if no gradient should flow through it")
-    return rule
+def derivative_rule(stmt: Assign, module, is_active) -> Rule:
+    """The adjoint rule of `stmt`'s primitive (see `rule_lookup`)."""
+    return rule_of(stmt, ADJOINT, module, is_active)
 
 
 def rule_label(fn, name=None) -> str:
