@@ -1,3 +1,19 @@
+"""Derivatives of derivatives: every transform of a derivative s2sgrad made.
+
+Every derivative object s2sgrad hands out (``grad(f)``, ``vjp(f)``, ``jvp(f)``, ``hvp(f)``, and what the
+transforms here make of them) carries a `Spec`: its parameters and what its output is, as a structure of
+`Term`s. A term is one mixed partial derivative of the user's function, contracted with tangents: forward
+mode along each of `forwards` over reverse mode (`free`, seeded with `seed`) of `f`. Mixed partials commute,
+so a transform of a derivative is again such a term: `jvp` adds a forward direction; `grad` (of a scalar
+term) turns the term's reverse direction into a forward one along 1.0 and reverses in the new `wrt`
+instead; `vjp` contracts the reverse direction with the cotangent. Only forward mode ever runs over
+generated code, which is why any nesting works.
+
+    >>> import s2sgrad as sg
+    >>> d3 = sg.grad(sg.grad(sg.grad(lambda x: x ** 4)))
+    >>> float(d3(2.0))
+    48.0
+"""
 from __future__ import annotations
 
 import ast
@@ -11,7 +27,9 @@ import numpy as np
 
 from .. import guards
 from ..analysis.activity import INT, SCALAR, TENSOR
+from ..analysis.randomness import generators
 from ..errors import NoDerivativeRule, NonScalarOutput, S2SGradError, WrtError, derivative_call_refusal
+from ..frontend.lower import lower_function
 from ..ir.names import identifier
 from ..pipeline.driver import kind_of
 from ..rules.registry import Rule
@@ -43,11 +61,14 @@ def _shaped(value, items: list):
         return items.pop(0)
     return build(value)
 
+
 ONE = ("one",)                     # the direction 1.0 (a scalar argument's unit tangent, a scalar output's seed)
+
 
 def arg_direction(k: int, path: tuple = ()) -> tuple:
     """The direction given by argument k of the derivative's call (element `path` of it, if a tuple)."""
     return ("arg", k, path)
+
 
 @dataclass(frozen=True)
 class Term:
@@ -61,6 +82,7 @@ class Term:
 
     def along(self, names: tuple, many: bool, direction: tuple) -> "Term":
         return Term(self.free, self.many, self.seed, self.forwards + ((names, many, direction),))
+
 
 @dataclass(frozen=True)
 class Spec:
@@ -93,10 +115,12 @@ class Spec:
         """``kind(fn, wrt=wrt)`` of `fn` (this derivative), made once (see `transform_of`)."""
         return transform_of(kind, fn, wrt)
 
+
 def spec_of(fn) -> Spec | None:
     """The `Spec` of a derivative object s2sgrad made, or None for any other function (also for a wrapper
     that copied a derivative's attributes, as ``functools.wraps`` does: its own code may change the result)."""
     return getattr(fn, "s2sgrad_derivative", None) if getattr(fn, "s2sgrad_owner", None) == id(fn) else None
+
 
 def _terms(output):
     if isinstance(output, Term):
@@ -105,10 +129,12 @@ def _terms(output):
         for item in output[1]:
             yield from _terms(item)
 
+
 def _map_terms(output, change):
     if isinstance(output, Term):
         return change(output)
     return (output[0], tuple(_map_terms(item, change) for item in output[1]))
+
 
 def attach(derivative, f, params, output, label: str, checkpoint=None):
     """Mark `derivative` as made by s2sgrad from `f` (its `Spec`), with its own signature; it does not unwrap to
@@ -123,8 +149,10 @@ def attach(derivative, f, params, output, label: str, checkpoint=None):
     derivative.__signature__ = inspect.Signature([*base, *extras])
     return derivative
 
+
 def _role(spec: Spec, name: str) -> str:
     return f"the extra argument '{name}' of {spec.label} (a tangent or cotangent, which it is linear in)"
+
 
 def _names(spec: Spec, wrt, transform: str) -> tuple[tuple, bool]:
     """The parameters of f that `wrt` designates in the derivative's signature."""
@@ -150,6 +178,7 @@ def _names(spec: Spec, wrt, transform: str) -> tuple[tuple, bool]:
         raise WrtError(f"wrt names an argument twice: {wrt!r}")
     return tuple(names), many
 
+
 def _scalar_output(spec: Spec, transform: str, alternative: str):
     """The term(s) of a derivative whose output must be a scalar (the output of a function `transform` takes)."""
     if isinstance(spec.output, Term) or spec.output[0] == "sum":
@@ -159,17 +188,20 @@ def _scalar_output(spec: Spec, transform: str, alternative: str):
     raise NonScalarOutput(f"{transform} needs a function with a scalar output, but {spec.label} returns a tuple",
                           hint=alternative)
 
+
 def _to_grad(term: Term, names: tuple, many: bool) -> Term:
     """The gradient, with respect to `names`, of a scalar term."""
     if term.free is None:
         return Term(names, many, ONE, term.forwards)
     return Term(names, many, term.seed, term.forwards + ((term.free, False, ONE),))
 
+
 def _to_vjp(term: Term, names: tuple, many: bool, direction: tuple) -> Term:
     """The cotangent `direction` times the term's Jacobian with respect to `names`."""
     if term.free is None:
         return Term(names, many, direction, term.forwards)
     return Term(names, many, term.seed, term.forwards + ((term.free, term.many, direction),))
+
 
 def _vjp_output(output, names, many, k, path=()):
     if isinstance(output, Term):
@@ -183,6 +215,7 @@ _ALTERNATIVES = {
             "sg.hvp(f) or sg.hessian(f)",
     "hvp": "use sg.jvp(sg.grad(f)) for a Hessian-vector product of f",
 }
+
 
 def transform(kind: str, fn, wrt=0):
     """`kind` ("grad", "value_and_grad", "vjp", "jvp", "hvp" or "hessian") of the derivative object `fn`."""
@@ -224,6 +257,7 @@ def transform(kind: str, fn, wrt=0):
     derivative.__doc__ = f"{label}, by forward mode over the generated derivatives of {spec.f.__name__}."
     return attach(derivative, spec.f, params, out, label, spec.checkpoint)
 
+
 def _bound(spec: Spec, args: tuple, kwargs: dict) -> list:
     """The call's values for every parameter of the derivative (f's defaults filled in)."""
     n_extra = len(spec.extras)
@@ -231,6 +265,7 @@ def _bound(spec: Spec, args: tuple, kwargs: dict) -> list:
         raise S2SGradError(f"{spec.label} takes {', '.join(spec.extras)} as its last argument(s)")
     base, extras = args[:len(args) - n_extra], args[len(args) - n_extra:]
     return call_values(spec.f, base, kwargs) + list(extras)
+
 
 def _direction(values: list, direction: tuple):
     if direction == ONE:
@@ -241,6 +276,7 @@ def _direction(values: list, direction: tuple):
     for i in direction[2]:
         value = value[i]
     return value
+
 
 def _plan(spec: Spec, term: Term, values: list | None):
     """The generated function computing `term`, the values to call it with (None without `values`), and how
@@ -279,6 +315,7 @@ def _plan(spec: Spec, term: Term, values: list | None):
             call += [tangent] if not many else list(tangent) if tangent is not None else [None] * len(names)
     return fn, call, len(term.forwards), int(term.free is not None and term.seed != ONE)
 
+
 def _term_value(spec: Spec, term: Term, values: list):
     fn, call, layers, extract = _plan(spec, term, values)
     out = fn(*call)
@@ -292,6 +329,7 @@ def _term_value(spec: Spec, term: Term, values: list):
             out = (out,)
     return out
 
+
 def _term_value_or_zero(spec: Spec, term: Term, values: list):
     """The term's value, or None where one of its directions is a zero (None, as in a list of adjoints)."""
     directions = [d for _, _, d in term.forwards] + ([term.seed] if term.seed not in (None, ONE) else [])
@@ -299,26 +337,27 @@ def _term_value_or_zero(spec: Spec, term: Term, values: list):
         return None
     return _term_value(spec, term, values)
 
+
 def _add(a, b):
     if isinstance(a, tuple):
         return tuple(map(_add, a, b))
     return a + b
 
-_GENERATORS: dict = {}
+_GENERATORS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()     # f -> {argument kinds: generators}
+
 
 def generators_of(f, values: list) -> tuple:
     """The random number generators `f` draws from (see `randomness`), lowered as for arguments `values`."""
     kinds = tuple(kind_of(v) for v in values[:len(parameter_names(f))])
-    key = (f, kinds)
-    if key not in _GENERATORS:
-        from ..analysis.randomness import generators
-        from ..frontend.lower import lower_function
+    known = _GENERATORS.setdefault(f, {})
+    if kinds not in known:
         params = parameter_names(f)
         scalars = [p for p, k in zip(params, kinds) if k in (SCALAR, INT)]
         vectors = [p for p, k in zip(params, kinds) if isinstance(k, tuple) and len(k) == 1]
         what = f"'{f.__name__}', which a higher derivative runs once for each derivative it combines"
-        _GENERATORS[key] = tuple(g.value for g in generators(lower_function(f, scalars, vectors)[0].body, what))
-    return _GENERATORS[key]
+        known[kinds] = tuple(g.value for g in generators(lower_function(f, scalars, vectors)[0].body, what))
+    return known[kinds]
+
 
 def evaluate(spec: Spec, values: list):
     """The output of the derivative `spec` at `values` (one call of generated code per distinct term). Every
@@ -342,6 +381,7 @@ def evaluate(spec: Spec, values: list):
         return functools.reduce(_add, items) if items else None
     return value_of(spec.output)
 
+
 def _hessian(spec: Spec, names: tuple, many: bool, label: str):
     """Block (i, j) of the Hessian, column by column from Hessian-vector products of the derivative."""
     scalar = _scalar_output(spec, "hessian", _ALTERNATIVES["hvp"])
@@ -358,6 +398,7 @@ def _hessian(spec: Spec, names: tuple, many: bool, label: str):
                          generators_of(spec.f, values))
     second.__name__ = second.__qualname__ = "hessian"
     return attach(second, spec.f, spec.params, None, label, spec.checkpoint)
+
 
 def assemble_hessian(points: list, many: bool, product, generators: tuple):
     """The Hessian blocks from `product(directions) -> H @ directions` (a tuple per argument); each product
@@ -389,6 +430,7 @@ def assemble_hessian(points: list, many: bool, product, generators: tuple):
                for j in range(len(points))] for i in range(len(points))]
     return tuple(tuple(row) for row in blocks) if many else blocks[0][0]
 
+
 def derivative_source(fn, wrt=0, mode: str = "grad", args=None) -> str:
     """The generated modules that ``mode(fn, wrt)`` of the derivative object `fn` runs, one per term (the
     gradients it differentiates are in the modules they came from: `source` of the user's function shows them)."""
@@ -407,12 +449,14 @@ def derivative_source(fn, wrt=0, mode: str = "grad", args=None) -> str:
 
 _MADE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()     # derivative -> {(kind, wrt): transform}
 
+
 def transform_of(kind: str, derivative, wrt):
     """``kind(derivative, wrt=wrt)`` (a vjp or jvp of a derivative called in generated code), made once."""
     made = _MADE.setdefault(derivative, {})
     if (kind, wrt) not in made:
         made[kind, wrt] = transform(kind, derivative, wrt)
     return made[kind, wrt]
+
 
 def derivative_rule(fn, written: str | None, active: list, loc) -> Rule:
     """The reverse-mode rule of a call of the derivative object `fn` (written `written`) inside a function
@@ -431,6 +475,7 @@ def derivative_rule(fn, written: str | None, active: list, loc) -> Rule:
         ast.fix_missing_locations(statement)
     return Rule(fn, None, output, inspect.signature(fn), body)
 
+
 def _called_derivative(fn, written, active: list, loc, how: str) -> Spec:
     """The `Spec` of a derivative called in differentiated code, refusing what cannot be differentiated."""
     spec = spec_of(fn)
@@ -443,6 +488,7 @@ def _called_derivative(fn, written, active: list, loc, how: str) -> Spec:
                                    loc, "pass it through s2sgrad.stop_gradient(...), or differentiate only "
                                         "arguments of the original function")
     return spec
+
 
 def derivative_tangent_rule(fn, written: str | None, active: list, loc) -> Rule:
     """The forward-mode rule of a call of the derivative object `fn` inside a function being differentiated:

@@ -58,10 +58,12 @@ def _prepared(f, names: list[str], args, kwargs) -> tuple[list, tuple]:
         check_differentiable(f, name, values[params.index(name)])
     return values, tuple(kind_of(v) for v in values)
 
+
 def _split_last(args: tuple, what: str, f) -> tuple[tuple, object]:
     if not args:
         raise S2SGradError(f"the derivative of {f.__name__} takes {what} as its last argument")
     return args[:-1], args[-1]
+
 
 def jvp(f: Callable | None = None, wrt=0, *, verbose: bool = False) -> Callable:
     """Forward mode: ``df(*args, tangent)`` returns ``(f(*args), the directional derivative along tangent)``.
@@ -91,11 +93,13 @@ def jvp(f: Callable | None = None, wrt=0, *, verbose: bool = False) -> Callable:
     tangent = Term(forwards=((tuple(names), many, arg_direction(len(params) - 1)),))
     return attach(derivative, f, params, ("tuple", (Term(), tangent)), f"jvp({f.__name__})")
 
+
 def _hvp_function(f, names: list[str], kinds: tuple, verbose: bool):
     """Forward mode over the generated gradient: ``name(*args, seed, *directions) -> (gradient, H @ direction)``."""
     gradient = generated(f, names, "grad", kinds)
     return forward_generated(gradient, names, kinds + (SCALAR,), verbose, dot_hint,
                              identifier(f"hvp_{f.__name__}_{'_'.join(names)}"))
+
 
 def hvp(f: Callable | None = None, wrt=0, *, verbose: bool = False) -> Callable:
     """The Hessian-vector product of scalar `f`: ``hvp(f)(*args, v)`` is the Hessian with respect to
@@ -125,6 +129,7 @@ def hvp(f: Callable | None = None, wrt=0, *, verbose: bool = False) -> Callable:
     output = Term(tuple(names), many, ONE, ((tuple(names), many, arg_direction(len(params) - 1)),))
     return attach(product, f, params, output, f"hvp({f.__name__})")
 
+
 def hessian(f: Callable, wrt=0) -> Callable:
     """The Hessian of scalar `f` with respect to `wrt`, one Hessian-vector product per input element
     (meant for small inputs). For an argument of shape s it has shape ``s + s``; for a tuple `wrt`,
@@ -148,6 +153,7 @@ def hessian(f: Callable, wrt=0) -> Callable:
         return assemble_hessian(points, many, lambda direction: product(*values, direction), generators_of(f, values))
 
     return attach(second, f, params, None, f"hessian({f.__name__})")
+
 
 def grad_of_grad(f: Callable, inner=0, outer=0) -> Callable:
     """``grad(grad(f, wrt=inner), wrt=outer)``: the derivative with respect to argument `outer` of
@@ -176,6 +182,7 @@ def grad_of_grad(f: Callable, inner=0, outer=0) -> Callable:
 
     output = Term((outer_name,), False, ONE, (((inner_name,), False, ONE),))
     return attach(second, f, parameter_names(f), output, f"grad(grad({f.__name__}))")
+
 
 def source(f: Callable, wrt=0, *, mode: str = "forward", args=None) -> str:
     """The generated forward-mode (``mode="forward"``) or Hessian-vector product (``mode="hvp"``) module

@@ -34,6 +34,7 @@ _CACHE = guards.Cache()
 
 _CACHE_COUNT = [0]
 
+
 def parameter_names(f) -> list[str]:
     refuse_cached(f)
     if not hasattr(f, "__code__"):
@@ -41,6 +42,7 @@ def parameter_names(f) -> list[str]:
                              "to transform", hint="differentiate a Python function that calls it; give it a "
                                                   "derivative rule with s2sgrad.adjoint if it has none")
     return list(call_signature(f).parameters)
+
 
 def def_location(f) -> Location | None:
     """Where `f` is defined (its ``def`` or ``lambda`` line), for errors about how it is called."""
@@ -54,6 +56,7 @@ def def_location(f) -> Location | None:
         if match and not line.lstrip().startswith("@"):
             return Location(filename, start + k, match.start(), line)
     return Location(filename, start, 0, lines[0] if lines else "")
+
 
 def wrt_names(f, wrt: Wrt) -> tuple[list[str], bool]:
     """The parameter names `wrt` designates, and whether the gradient is a tuple."""
@@ -76,6 +79,7 @@ def wrt_names(f, wrt: Wrt) -> tuple[list[str], bool]:
     if len(set(names)) != len(names):
         raise WrtError(f"wrt names an argument twice: {wrt!r}", def_location(f))
     return names, many
+
 
 def check_differentiable(f, name: str, value) -> None:
     if type(value) is float or isinstance(value, np.ndarray) and value.dtype.kind == "f":
@@ -106,6 +110,7 @@ def check_differentiable(f, name: str, value) -> None:
             raise WrtError(f"argument '{name}' of {f.__name__} is not a number ({type(leaf).__name__})",
                            def_location(f), hint=f"leave '{name}' out of wrt")
 
+
 def checked_options(options: dict) -> dict:
     """Every option, defaults filled in and ``optimize`` resolved to the set of optimizations it switches on
     (so that equal settings share generated code); an unknown option is an error."""
@@ -119,11 +124,13 @@ def checked_options(options: dict) -> dict:
                            hint="add 'symbolic_zeros' to optimize=, or leave out sparse=True")
     return {"checkpoint": options.get("checkpoint"), "optimize": optimizations, "sparse": options.get("sparse", False)}
 
+
 def generated(f, wrt: list[str], mode: str, kinds: tuple = (), verbose: bool = False, dtypes: tuple | None = None,
               **options):
     """The compiled generated function (cached) for `f`, `wrt`, `mode` and argument kinds (and, if given,
     the dtype descriptors of the arguments and then of the seed: see `dtypes`)."""
     return generated_entry(f, wrt, mode, kinds, verbose, dtypes, checked_options(options))[1]
+
 
 def generated_entry(f, wrt: list[str], mode: str, kinds: tuple, verbose: bool, dtypes: tuple | None, options: dict):
     """(guard, generated function) for `f`: cached while the guard holds (see `guards`)."""
@@ -152,26 +159,31 @@ def generated_entry(f, wrt: list[str], mode: str, kinds: tuple, verbose: bool, d
     _CACHE.put(f, key, entry)
     return entry
 
+
 def return_location(f):
     """Where `f` returns (its last return statement), for errors about its output."""
     parsed = parse_function(f)
     returns = [n for n in gast.walk(parsed.tree) if isinstance(n, gast.Return)]
     return parsed.location(returns[-1] if returns else parsed.tree)
 
+
 def _defaults(f) -> tuple:
     """The user's own defaults (evaluated in their module), for the generated function."""
     return tuple(p.default for p in call_signature(f).parameters.values() if p.default is not p.empty)
+
 
 def call_values(f, args, kwargs) -> list:
     bound = call_signature(f).bind(*args, **kwargs)
     bound.apply_defaults()
     return list(bound.arguments.values())
 
+
 def extra_name(params, base: str) -> str:
     """`base`, or `base` with underscores after it, whichever names no parameter."""
     while base in params:
         base += "_"
     return base
+
 
 def in_argument_dtypes(grads, wrt_args: list, many: bool):
     """Each gradient in its argument's floating dtype (a float32 argument gets a float32 gradient, computed
@@ -194,6 +206,7 @@ def in_argument_dtypes(grads, wrt_args: list, many: bool):
         return type(grads)(cast(g, x) for g, x in zip(grads, wrt_args))
     return cast(grads, wrt_args[0])
 
+
 def refuse_complex(f, names: list[str], derivatives) -> None:
     """A complex gradient or tangent of real arguments means a complex value on the differentiated path,
     where the rules' results would be wrong: refuse it. (With dtypes known, generation refuses it first,
@@ -209,6 +222,7 @@ def refuse_complex(f, names: list[str], derivatives) -> None:
             raise UnsupportedSyntax(f"a complex value lies between {', '.join(map(repr, names))} and the "
                                     f"output of {f.__name__}: s2sgrad differentiates real arithmetic only",
                                     return_location(f), COMPLEX_HINT)
+
 
 def flatten(value):
     """The float leaves of a number, array, or list/tuple/dict of them, and a function rebuilding it."""
@@ -235,9 +249,11 @@ def flatten(value):
 
 _FORWARD_CACHE = guards.Cache()          # generated code per function, valid while its guard holds (see guards)
 
+
 def dot_hint(name: str) -> str:
     """How second-order code calls the tangent of `name`: ``x_dot`` (``dx`` is the gradient's own name)."""
     return base_name(name) + "_dot"
+
 
 def forward_generated(f, wrt: list[str], kinds: tuple = (), verbose: bool = False, hint=tangent_hint,
                       name: str | None = None):

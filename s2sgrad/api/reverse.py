@@ -59,6 +59,7 @@ class _Call:
 
 CACHE_LIMIT = 32            # generated functions a derivative keeps (one per kinds and dtypes of its arguments)
 
+
 def _make(f, wrt: Wrt, mode: str, verbose: bool, options: dict):
     options = checked_options(options)
     call = _Call(f, wrt)
@@ -118,6 +119,7 @@ def _make(f, wrt: Wrt, mode: str, verbose: bool, options: dict):
         output = ("tuple", (Term(), Term(tuple(names), many, seed)))
     return attach(derivative, f, params, output, f"{mode}({f.__name__})", options["checkpoint"])
 
+
 def _derivative(f, kind: str, wrt, options: dict):
     """`kind` of `f` if `f` is a derivative s2sgrad made (forward mode over its generated code), else None."""
     if spec_of(f) is None:
@@ -128,8 +130,10 @@ def _derivative(f, kind: str, wrt, options: dict):
                            hint="give them to the call that made the inner derivative")
     return transform(kind, f, wrt)
 
+
 def _options(checkpoint, optimize, sparse, unknown: dict) -> dict:
     return {"checkpoint": checkpoint, "optimize": optimize, "sparse": sparse, **unknown}
+
 
 def grad(f: Callable | None = None, wrt: Wrt = 0, *, verbose: bool = False, checkpoint: Schedule | None = None,
          optimize: Optimize = True, sparse: bool = False, **unknown) -> Callable:
@@ -150,6 +154,7 @@ def grad(f: Callable | None = None, wrt: Wrt = 0, *, verbose: bool = False, chec
         return lambda g: grad(g, wrt, verbose=verbose, **options)
     return _derivative(f, "grad", wrt, options) or _make(f, wrt, "grad", verbose, options)
 
+
 def value_and_grad(f: Callable | None = None, wrt: Wrt = 0, *, verbose: bool = False,
                    checkpoint: Schedule | None = None, optimize: Optimize = True, sparse: bool = False,
                    **unknown) -> Callable:
@@ -162,6 +167,7 @@ def value_and_grad(f: Callable | None = None, wrt: Wrt = 0, *, verbose: bool = F
         return lambda g: value_and_grad(g, wrt, verbose=verbose, **options)
     return _derivative(f, "value_and_grad", wrt, options) or _make(f, wrt, "value_and_grad", verbose, options)
 
+
 def vjp(f: Callable | None = None, wrt: Wrt = 0, *, verbose: bool = False, checkpoint: Schedule | None = None,
         optimize: Optimize = True, sparse: bool = False, **unknown) -> Callable:
     """The vector-Jacobian product: ``df(*args, dout)`` returns ``(f(*args), dout · ∂f/∂wrt)``;
@@ -173,6 +179,7 @@ def vjp(f: Callable | None = None, wrt: Wrt = 0, *, verbose: bool = False, check
     if f is None:
         return lambda g: vjp(g, wrt, verbose=verbose, **options)
     return _derivative(f, "vjp", wrt, options) or _make(f, wrt, "vjp", verbose, options)
+
 
 def source(f: Callable, wrt: Wrt = 0, *, mode: str = "grad", stage: str = "gradient",
            args: Sequence | None = None, checkpoint: Schedule | None = None, optimize: Optimize = True,
@@ -205,6 +212,7 @@ def source(f: Callable, wrt: Wrt = 0, *, mode: str = "grad", stage: str = "gradi
         return lowered_source(f, scalars, vectors)
     names, _ = wrt_names(f, wrt)
     return generated(f, names, mode, kinds, dtypes=dtypes, **options).source
+
 
 def check_grad(f: Callable, *args, wrt: Wrt = 0, eps: float = 1e-6, seed: int = 0) -> float:
     """Largest relative difference between `grad(f)` and central finite differences at `args`,
