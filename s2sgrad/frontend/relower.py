@@ -127,36 +127,43 @@ def _bound_then_read(block: list, bound: set) -> set:
         if isinstance(stmt, (gast.If, gast.While, gast.For)):
             inner = stmt.body + stmt.orelse
             found |= _bound_then_read(inner, bound)
-            found |= {name for name in _stored(inner) - bound if _read_first(block[k + 1:], name)}
+            found |= _read_first(block[k + 1:], _stored(inner) - bound)[0]
         else:
             bound |= _stored([stmt])
     return found
 
 
-def _read_first(block: list, name: str) -> bool | None:
-    """Does running `block` read `name` before binding it? (True; False if it binds it first; None if neither.)"""
+def _read_first(block: list, names: set) -> tuple[set, set]:
+    """Of `names`: those running `block` may read before binding them, and those it binds first (the
+    others it neither reads nor binds). One walk for all names: a generated gradient is long."""
+    read, bound, pending = set(), set(), set(names)
     for stmt in block:
+        if not pending:
+            break
         if isinstance(stmt, gast.If):
-            if _reads(stmt.test, name):
-                return True
-            arms = [_read_first(stmt.body, name), _read_first(stmt.orelse, name)]
-            if True in arms:
-                return True
-            if arms == [False, False]:
-                return False
+            now = _loads(stmt.test) & pending
+            body_read, body_bound = _read_first(stmt.body, pending - now)
+            else_read, else_bound = _read_first(stmt.orelse, pending - now)
+            now |= body_read | else_read
+            first = (body_bound & else_bound) - now             # bound first on both paths
+            bound |= first
         elif isinstance(stmt, (gast.While, gast.For)):
             header = stmt.test if isinstance(stmt, gast.While) else stmt.iter
-            if _reads(header, name) or _read_first(stmt.body, name):
-                return True
-        elif _reads(stmt, name) or isinstance(stmt, gast.AugAssign) and name in _stored([stmt]):
-            return True
-        elif name in _stored([stmt]):
-            return False
-    return None
+            now = _loads(header) & pending
+            now |= _read_first(stmt.body, pending - now)[0]       # the body may not run: it binds nothing first
+            first = set()
+        else:
+            stored = _stored([stmt]) & pending
+            now = _loads(stmt) & pending | (stored if isinstance(stmt, gast.AugAssign) else set())
+            first = stored - now
+            bound |= first
+        read |= now
+        pending -= now | first
+    return read, bound
 
 
-def _reads(node, name: str) -> bool:
-    return any(isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load) for n in gast.walk(node))
+def _loads(node) -> set:
+    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
 
 
 def _stored(block: list) -> set:
