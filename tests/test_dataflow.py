@@ -1,8 +1,8 @@
 """The forward walk the analyses share (`s2sgrad.analysis.dataflow`), on small lowered blocks."""
 import operator
 
-from s2sgrad.analysis.dataflow import Forward, assignments, names
-from s2sgrad.ir.nodes import Assign, Const, If, Op, Var, While
+from s2sgrad.analysis.dataflow import Forward, names
+from s2sgrad.ir.nodes import Assign, Const, If, Op, Var, While, assignments
 
 
 class Signs(Forward):

@@ -25,10 +25,10 @@ import numpy as np
 
 from ..errors import UnsupportedSyntax
 from ..ir import primitives
-from ..ir.nodes import Assign, Const, Function, Global, If, Op, Var, While
+from ..ir.nodes import Assign, Const, Function, Global, If, Op, Var, While, assignments
 from ..rules import is_nondifferentiable, rule_for
 from ..rules.nondifferentiable import value_arguments
-from .dataflow import Forward, assignments, names
+from .dataflow import Forward, names
 from .dtypes import Dtypes, is_real
 from .shapes import Shapes
 

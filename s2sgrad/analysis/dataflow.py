@@ -28,7 +28,6 @@ finds goes into the table through `bind`.
 from __future__ import annotations
 
 import itertools
-from typing import Iterator
 
 from ..ir.nodes import Assign, If, Var, While
 
@@ -43,23 +42,6 @@ def names(atoms) -> set[str]:
     return {a.name for a in atoms if isinstance(a, Var)}
 
 
-def assignments(block: list) -> Iterator[Assign]:
-    """Every assignment of `block` and of the blocks in it, in program order (a loop's `cond` before its body).
-
-        >>> from s2sgrad.ir.nodes import Const
-        >>> inner = Assign("b", Const(2))
-        >>> [s.target for s in assignments([Assign("a", Const(1)), If(Var("t"), [inner], [], [], [], [])])]
-        ['a', 'b']
-    """
-    for stmt in block:
-        if isinstance(stmt, Assign):
-            yield stmt
-        elif isinstance(stmt, If):
-            yield from assignments(stmt.body)
-            yield from assignments(stmt.orelse)
-        elif isinstance(stmt, While):
-            yield from assignments(stmt.cond)
-            yield from assignments(stmt.body)
 
 
 class Forward:

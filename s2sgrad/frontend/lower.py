@@ -30,7 +30,7 @@ from .. import runtime
 from ..errors import S2SGradError, UnsupportedSyntax
 from ..ir import primitives
 from ..ir.names import Names
-from ..ir.nodes import Assign, Const, Function, If, Op, Var, While, to_source
+from ..ir.nodes import Assign, Const, Function, Op, Var, assignments, to_source
 from .aliasing import Aliasing
 from .assignments import Assignments
 from .calls import Calls
@@ -106,19 +106,9 @@ def lowered_source(fn, scalars=(), vectors=()) -> str:
     lowered, _ = lower_function(fn, scalars, vectors)
     parts, seen = [], set()
 
-    def lifted_in(block):
-        for stmt in block:
-            if isinstance(stmt, Assign) and isinstance(stmt.value, Op) and isinstance(stmt.value.fn, LiftedFunction):
-                yield stmt.value.fn
-            elif isinstance(stmt, If):
-                yield from lifted_in(stmt.body)
-                yield from lifted_in(stmt.orelse)
-            elif isinstance(stmt, While):
-                yield from lifted_in(stmt.cond)
-                yield from lifted_in(stmt.body)
-
     def visit(function):
-        for inner in lifted_in(function.body):
+        for inner in (s.value.fn for s in assignments(function.body)
+                      if isinstance(s.value, Op) and isinstance(s.value.fn, LiftedFunction)):
             if id(inner) not in seen:
                 seen.add(id(inner))
                 inner_lowered, _ = lower_function(inner)

@@ -117,6 +117,24 @@ def atoms_of(stmt) -> Iterator[Atom]:
             yield stmt.trips
 
 
+def assignments(block: list) -> Iterator[Assign]:
+    """Every assignment of `block` and of the blocks in it, in program order (a loop's `cond` before its body).
+
+        >>> inner = Assign("b", Const(2))
+        >>> [s.target for s in assignments([Assign("a", Const(1)), If(Var("t"), [inner], [], [], [], [])])]
+        ['a', 'b']
+    """
+    for stmt in block:
+        if isinstance(stmt, Assign):
+            yield stmt
+        elif isinstance(stmt, If):
+            yield from assignments(stmt.body)
+            yield from assignments(stmt.orelse)
+        elif isinstance(stmt, While):
+            yield from assignments(stmt.cond)
+            yield from assignments(stmt.body)
+
+
 def defined_names(stmt) -> list[str]:
     """The names a statement binds in its enclosing block."""
     if isinstance(stmt, Assign):

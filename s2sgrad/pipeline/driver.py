@@ -455,7 +455,5 @@ def _all_atoms(block, result):
             yield from stmt.body_outs
 
 
-
-
 __all__ = ["GradientModule", "kind_of", "GeneratedFunction", "BackwardSweep", "Pass", "run_passes",
            "GRADIENT_PASSES"]

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...analysis.activity import TENSOR, Analysis
-from ...ir.nodes import Assign, Const, Function, If, Op, Var, While
+from ...ir.nodes import Assign, Const, Function, Op, Var, While, assignments
 
 # Stacks of arrays of at most this many elements may be popped as one array (see vectorize): below it a
 # NumPy call costs more than its arithmetic, above it the rows would add much to the stacks' memory.
@@ -88,12 +88,4 @@ class RowFinder:
 
 def definitions(block: list) -> dict:
     """Every name assigned in `block`, nested blocks included, and the value assigned to it."""
-    out = {}
-    for stmt in block:
-        if isinstance(stmt, Assign) and stmt.target:
-            out[stmt.target] = stmt.value
-        elif isinstance(stmt, If):
-            out.update(definitions(stmt.body), **definitions(stmt.orelse))
-        elif isinstance(stmt, While):
-            out.update(definitions(stmt.cond), **definitions(stmt.body))
-    return out
+    return {stmt.target: stmt.value for stmt in assignments(block) if stmt.target}
