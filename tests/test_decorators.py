@@ -274,6 +274,9 @@ def test_a_cached_function_is_refused(tmp_path):
     with pytest.raises(sg.NoDerivativeRule, match="cached with functools.lru_cache") as info:
         sg.grad(module.through_cache)(3.0)
     assert info.value.location.line == inspect.getsourcelines(module.through_cache)[1] + 1
+    with pytest.raises(sg.NoDerivativeRule, match="cached with functools.lru_cache") as info:
+        sg.jvp(module.through_cache)(3.0, 1.0)                      # forward mode refuses it alike
+    assert info.value.location.line == inspect.getsourcelines(module.through_cache)[1] + 1
     assert sg.grad(module.cached.__wrapped__)(3.0) == 6.0          # the undecorated function, asked for
 
 
