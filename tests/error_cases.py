@@ -8,7 +8,7 @@ COUNT = 3
 
 def uses_try(x):
     try:
-        y = x * 2
+        return x * 2
     except ValueError:
         y = x
     return y
@@ -59,8 +59,8 @@ def attribute_write(x):
 def while_else(x):
     while x < 1.0:
         x = x * 2.0
-    else:
-        x = x + 1.0
+        if x > 0.5 and (y := x) > 0.7:
+            break
     return x
 
 
@@ -72,8 +72,8 @@ def sets_a_view(x):
 
 
 def undefined_after_loop(x):
-    for i in range(3):
-        z = x * i
+    if x > 0:
+        z = x * 2
     return z
 
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .. import runtime
 from ..errors import UnsupportedSyntax
 from ..ir import primitives
 from ..ir.nodes import Assign, Const, Function, Global, If, Op, Var, While, assignments
@@ -43,7 +44,8 @@ class Fields:
 
 
 SEQ_MAKERS = {primitives.make_list, primitives.make_tuple, primitives.list_append, primitives.seq_setitem,
-              primitives.seq_concat, primitives.seq_repeat,
+              primitives.seq_concat, primitives.seq_repeat, runtime.make_dict, runtime.dict_without,
+              runtime.dict_values, runtime.dict_items, runtime.unpack_starred,
               np.linalg.slogdet}              # (a function with a rule whose result is a tuple)
 NONE_KIND = "none"
 
@@ -240,6 +242,8 @@ def _seq_form(op: Op, kinds):
 
 
 def _op_kind(op: Op, kinds) -> str:
+    if op.fn is runtime.read_after_loop:
+        return _atom_kind(op.args[0], kinds)
     if op.fn in SEQ_MAKERS or _seq_form(op, kinds) is not None:
         return SEQ
     if op.fn in (operator.getitem, primitives.seq_getitem):

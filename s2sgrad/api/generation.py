@@ -58,27 +58,50 @@ def def_location(f) -> Location | None:
     return Location(filename, start, 0, lines[0] if lines else "")
 
 
-def wrt_names(f, wrt: Wrt) -> tuple[list[str], bool]:
-    """The parameter names `wrt` designates, and whether the gradient is a tuple."""
+def wrt_targets(f, wrt: Wrt) -> tuple[list[tuple[str, int | None]], bool]:
+    """What `wrt` designates: per item, a parameter's name and, for an index past the named positional parameters
+    of a function taking ``*args``, the position in that tuple (as JAX's argnums count positional arguments:
+    ``grad(f, 1)(a, b)`` with ``def f(*xs)`` differentiates b); and whether the gradient is a tuple. An index
+    counts positional arguments only: a keyword-only parameter or ``**kwargs`` is named (``wrt="scale"``)."""
+    signature = call_signature(f)
     params = parameter_names(f)
+    positional = [p.name for p in signature.parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    vararg = next((p.name for p in signature.parameters.values() if p.kind is p.VAR_POSITIONAL), None)
     many = isinstance(wrt, (tuple, list))
-    names = []
+    targets = []
     for item in (wrt if many else [wrt]):
         if isinstance(item, bool) or not isinstance(item, (int, str)):
             raise WrtError(f"wrt must be an argument index or name, not {item!r}", def_location(f))
         if isinstance(item, int):
-            if not -len(params) <= item < len(params):
-                raise WrtError(f"wrt={item} is out of range: {f.__name__} has {len(params)} argument(s) "
-                               f"({', '.join(params)})", def_location(f))
-            names.append(params[item])
+            if vararg is not None and item >= len(positional):
+                targets.append((vararg, item - len(positional)))
+                continue
+            if not -len(positional) <= item < len(positional):
+                named = [p for p in params if p not in positional]
+                raise WrtError(f"wrt={item} is out of range: {f.__name__} has {len(positional)} positional "
+                               f"argument(s) ({', '.join(positional)})", def_location(f),
+                               f"name the argument: wrt={named[0]!r}" if named else None)
+            targets.append((positional[item], None))
         else:
             if item not in params:
                 raise WrtError(f"wrt={item!r} names no argument of {f.__name__} (its arguments: "
                                f"{', '.join(params)})", def_location(f))
-            names.append(item)
-    if len(set(names)) != len(names):
+            targets.append((item, None))
+    if len(set(targets)) != len(targets):
         raise WrtError(f"wrt names an argument twice: {wrt!r}", def_location(f))
-    return names, many
+    return targets, many
+
+
+def wrt_names(f, wrt: Wrt) -> tuple[list[str], bool]:
+    """The parameter names `wrt` designates, and whether the gradient is a tuple (an item of ``*args`` is refused:
+    see `wrt_targets`, which reverse mode uses)."""
+    targets, many = wrt_targets(f, wrt)
+    for name, position in targets:
+        if position is not None:
+            raise WrtError(f"wrt={wrt!r} designates an item of *{name}, which forward mode differentiates as a whole",
+                           def_location(f), f"use wrt={name!r}: the tangent is then a tuple, one per item")
+    return [name for name, _ in targets], many
 
 
 def check_differentiable(f, name: str, value) -> None:
@@ -168,8 +191,12 @@ def return_location(f):
 
 
 def _defaults(f) -> tuple:
-    """The user's own defaults (evaluated in their module), for the generated function."""
-    return tuple(p.default for p in call_signature(f).parameters.values() if p.default is not p.empty)
+    """The user's own defaults (evaluated in their module), for the generated function (which a call with other
+    than plain parameters reaches through `call_values` only)."""
+    params = call_signature(f).parameters.values()
+    if any(p.kind is not p.POSITIONAL_OR_KEYWORD for p in params):
+        return ()
+    return tuple(p.default for p in params if p.default is not p.empty)
 
 
 def call_values(f, args, kwargs) -> list:

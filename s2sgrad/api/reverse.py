@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import guards
 from ..analysis.dtypes import dtype_of
-from ..errors import NonScalarOutput, S2SGradError
+from ..errors import NonScalarOutput, S2SGradError, WrtError
 from ..frontend.lower import lowered_source
 from ..frontend.parse import call_signature
 from ..optimizations import Optimize
@@ -38,6 +38,7 @@ from .generation import (
     refuse_complex,
     return_location,
     wrt_names,
+    wrt_targets,
 )
 
 
@@ -48,10 +49,27 @@ class _Call:
     def __init__(self, f, wrt: Wrt):
         self.f, self.wrt = f, wrt
         self.state = guards.function_state(f)
-        self.names, self.many = wrt_names(f, wrt)
+        self.targets, self.many = wrt_targets(f, wrt)
+        self.names = list(dict.fromkeys(name for name, _ in self.targets))     # an *args tuple once
         self.params = parameter_names(f)
         self.positions = [self.params.index(name) for name in self.names]
         self.signature = call_signature(f)
+        self.plain = all(p.kind is p.POSITIONAL_OR_KEYWORD for p in self.signature.parameters.values())
+
+    def picked(self, grads, args) -> tuple:
+        """The gradient of each `wrt` item, from those of `names` (an item of ``*args`` out of its tuple's)."""
+        by_name = dict(zip(self.names, grads if len(self.names) > 1 else (grads,)))
+        out = []
+        for name, position in self.targets:
+            g = by_name[name]
+            if position is not None:
+                items = args[self.params.index(name)]
+                if position >= len(items):
+                    raise WrtError(f"wrt designates positional argument {len(self.params) - 1 + position}, "
+                                   f"but the call passes {len(self.params) - 1 + len(items)}")
+                g = g[position]
+            out.append(g)
+        return tuple(out)
 
     def current(self) -> "_Call":
         """This binding, or a new one if `f`'s code or defaults changed since it was made."""
@@ -75,12 +93,15 @@ def _make(f, wrt: Wrt, mode: str, verbose: bool, options: dict):
             if not args:
                 raise S2SGradError("vjp functions take the output's adjoint as their last argument")
             args, seed = args[:-1], args[-1:]
-        if kwargs or len(args) != len(call.params):
+        if kwargs or len(args) != len(call.params) or not call.plain:
             bound = call.signature.bind(*args, **kwargs)
             bound.apply_defaults()
             args = tuple(bound.arguments.values())
-        for name, k in zip(names, call.positions):
-            check_differentiable(f, name, args[k])
+        for name, position in call.targets:
+            value = args[call.params.index(name)]
+            if position is not None and position < len(value):
+                value = value[position]
+            check_differentiable(f, name, value)
         kinds = tuple(map(kind_of, args))
         dtypes = tuple(map(dtype_of, (*args, *seed)))
         entry = compiled.get((kinds, dtypes))
@@ -102,12 +123,9 @@ def _make(f, wrt: Wrt, mode: str, verbose: bool, options: dict):
             out = in_argument_dtypes(out, wrt_args, len(names) > 1)
         else:
             out = (out[0], in_argument_dtypes(out[1], wrt_args, len(names) > 1))
-        if call.many:
-            if mode == "grad":
-                return out if len(names) > 1 else (out,)
-            value, grad = out
-            return value, (grad if len(names) > 1 else (grad,))
-        return out
+        grads = call.picked(out if mode == "grad" else out[1], args)
+        grads = grads if call.many else grads[0]
+        return grads if mode == "grad" else (out[0], grads)
 
     params, names, many = tuple(call.params), call.names, call.many
     if mode == "grad":
@@ -117,6 +135,8 @@ def _make(f, wrt: Wrt, mode: str, verbose: bool, options: dict):
             params += (extra_name(params, "dout"),)
         seed = ONE if mode == "value_and_grad" else arg_direction(len(params) - 1)
         output = ("tuple", (Term(), Term(tuple(names), many, seed)))
+    if any(position is not None for _, position in call.targets):
+        output = None                     # an item of *args: no term of f's parameters (not transformed further)
     return attach(derivative, f, params, output, f"{mode}({f.__name__})", options["checkpoint"])
 
 

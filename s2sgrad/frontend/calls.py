@@ -33,8 +33,10 @@ from .. import runtime
 from ..ir import primitives
 from ..ir.nodes import Global, Op, Var
 from ..rules.registry import hashable
-from .functions import LiftedFunction
+from .functions import LiftedFunction, is_user_function
 from .numpy_writes import MUTATING_METHODS, of_numpy, writes_into_first_argument
+from .parse import call_signature
+from .signatures import Parameters, bind, needs_binding
 
 # Methods of arrays, written as the NumPy functions they mean.
 METHODS = {
@@ -46,6 +48,7 @@ METHODS = {
     "trace": np.trace, "diagonal": np.diagonal, "any": np.any, "all": np.all,
     "conj": np.conj, "repeat": np.repeat, "nonzero": np.nonzero,
 }
+DICT_METHODS = {"keys", "values", "items", "get"}     # of a local dict (see `dicts`)
 VARARG_METHODS = {"reshape", "transpose"}
 SHAPE_READERS = {runtime.like}              # read only the shape of their argument, which writes keep
 HIDDEN_CODE = (eval, exec, compile, locals, globals, vars)
@@ -59,10 +62,10 @@ class Calls:
 
     def call(self, node):
         lowerer, func = self.lowerer, node.func
-        if any(isinstance(a, gast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
-            raise lowerer.error("*args and **kwargs in a call are not supported", node,
-                                "pass the arguments one by one")
+        spread = any(isinstance(a, gast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords)
         if isinstance(func, gast.Attribute) and not isinstance(lowerer.expressions.value_kind(func.value), Global):
+            if spread:
+                raise self.spread_error(node)
             return self.method_call(node)
         if isinstance(func, gast.Name) and isinstance(lowerer.env.get(func.id), LiftedFunction):
             return self.lifted_call(node, lowerer.env[func.id])
@@ -71,12 +74,22 @@ class Calls:
         callee = lowerer.value(func)
         if not isinstance(callee, Global) or not callable(callee.value):
             raise lowerer.error("only named functions can be called", node)
+        if callee.value is dict:
+            return lowerer.mappings.call(node)
+        if spread and not is_user_function(callee.value):
+            raise self.spread_error(node)
         return self.function_call(Global(callee.name, hashable(callee.value)), node)
+
+    def spread_error(self, node):
+        return self.lowerer.error("*args and **kwargs in a call of a library function or method are not supported",
+                                  node, "pass the arguments one by one")
 
     def method_call(self, node):
         """``x.f(...)`` of a local value: the NumPy function `METHODS` says it means."""
         lowerer, func = self.lowerer, node.func
         obj = lowerer.atom(func.value)
+        if func.attr in DICT_METHODS:
+            return lowerer.mappings.method(node, obj)
         method = METHODS.get(func.attr)
         if method is None:
             raise lowerer.error(f"the method '{func.attr}' is not supported on a local value", node,
@@ -90,24 +103,12 @@ class Calls:
     def lifted_call(self, node, lifted: LiftedFunction):
         """A call of a nested def: its arguments bound to its parameters, its free variables passed after."""
         lowerer, name = self.lowerer, node.func.id
-        params = [a.id for a in lifted.parsed.tree.args.args]
-        bound = dict(zip(params, (lowerer.atom(a) for a in node.args)))
-        if len(node.args) > len(params):
-            raise lowerer.error(f"'{name}' takes {len(params)} argument(s)", node)
-        for keyword in node.keywords:
-            if keyword.arg not in params or keyword.arg in bound:
-                raise lowerer.error(f"'{name}' got an unexpected or repeated argument '{keyword.arg}'", node)
-            bound[keyword.arg] = lowerer.atom(keyword.value)
-        for param, default in zip(params[len(params) - len(lifted.defaults):], lifted.defaults):
-            bound.setdefault(param, default)
-        missing = [p for p in params if p not in bound]
-        if missing:
-            raise lowerer.error(f"call of '{name}' gives no value for {', '.join(missing)}", node)
+        args = bind(lowerer, lifted.parameters, node, name)
         free = [lowerer.expressions.name_atom(n, node) for n in lifted.free]
-        rebound = lowerer.user_calls.apply_call_effects(node, rebind=True)
+        rebound = lowerer.user_calls.apply_call_effects(node, rebind=lifted.parameters.plain)
         if rebound:
-            return lowerer.user_calls.rebinding_call(lifted, [bound[p] for p in params] + free, rebound, name)
-        return Op(lifted, [bound[p] for p in params] + free, {}, name=name)
+            return lowerer.user_calls.rebinding_call(lifted, args + free, rebound, name)
+        return Op(lifted, args + free, {}, name=name)
 
     def function_call(self, callee: Global, node):
         """A call of a module-level function (NumPy's, a builtin, a user function)."""
@@ -128,6 +129,12 @@ class Calls:
         if isinstance(owner, np.ndarray) and getattr(callee.value, "__name__", None) in MUTATING_METHODS:
             raise lowerer.error(f"'{callee.name}' changes a global array in place, which is not supported", node,
                                 "work on a local copy (np.copy) of the array")
+        if is_user_function(callee.value):
+            parameters = Parameters.of(call_signature(callee.value))
+            if needs_binding(parameters, node):
+                args = bind(lowerer, parameters, node, callee.name)
+                lowerer.user_calls.apply_call_effects(node, rebind=False)
+                return Op(callee.value, args, {}, name=callee.name)
         args = [lowerer.atom(a) for a in node.args]
         if of_numpy(callee.value):
             kwargs, out = lowerer.writes.call_keywords(node)

@@ -25,12 +25,14 @@ from ..markers import recompute
 from .functions import LiftedFunction
 from .numpy_writes import written_by_call
 from .parse import ParsedFunction
+from .signatures import flatten
 
 
 def lift(lowerer, tree) -> LiftedFunction:
     """The nested def `tree`, met while `lowerer` lowers its function, as a LiftedFunction: the enclosing
     function's names it reads become its free variables (with those of the nested defs it calls)."""
-    inner_params = {a.id for a in tree.args.args}
+    parameters = flatten(tree)
+    inner_params = set(parameters.names)
     assigned = set(assigned_names(tree.body)) | inner_params
     recursive = tree.name not in assigned and any(isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
                                                   and n.id == tree.name for n in gast.walk(tree))
@@ -41,7 +43,7 @@ def lift(lowerer, tree) -> LiftedFunction:
     for function in functions.values():
         free |= set(function.free)
     free = sorted(free)
-    defaults = [lowerer.atom(d) for d in tree.args.defaults]
+    parameters.defaults = {p: lowerer.atom(d) for p, d in parameters.defaults.items()}   # evaluated at the def
     parsed = ParsedFunction(None, tree, lowerer.parsed.filename, lowerer.parsed.line_offset,
                             lowerer.parsed.col_offset, lowerer.parsed.globals, lowerer.parsed.closure,
                             cells=lowerer.parsed.cells)
@@ -53,7 +55,7 @@ def lift(lowerer, tree) -> LiftedFunction:
         else:
             raise lowerer.error("only @s2sgrad.recompute can decorate a function defined inside a differentiated one",
                                      decorator, "apply other decorators outside")
-    lifted = LiftedFunction(parsed, free, marked, functions, defaults)
+    lifted = LiftedFunction(parsed, free, marked, functions, parameters)
     if recursive:
         functions[tree.name] = lifted       # it calls itself
     return lifted

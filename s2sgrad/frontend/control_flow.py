@@ -40,7 +40,8 @@ import ast
 
 import gast
 
-from ..ir.nodes import If, Var, While
+from .. import runtime
+from ..ir.nodes import Const, If, Var, While
 from ..schedules import Schedule
 from .aliasing import read_on_entry
 from .closures import assigned_names
@@ -66,14 +67,19 @@ class ControlFlow:
         self.aliasing.restore(entry)
         orelse, env_else, _ = lowerer.sub_block(stmt.orelse, before)
         after_else = self.aliasing.state()
+        raising = (_raises(stmt.body), _raises(stmt.orelse))      # a branch that raises binds nothing after it
+        if raising[0] and not raising[1]:
+            env_body = {**env_else, **env_body}
+        elif raising[1] and not raising[0]:
+            env_else = {**env_body, **env_else}
         outputs = [n for n in _union_keys(env_body, env_else)
                    if n in env_body and n in env_else and isinstance(env_body[n], str)
                    and (env_body[n] != before.get(n) or env_else[n] != before.get(n))]
         for n in set(env_body) ^ set(env_else):
             if n not in before:
                 lowerer.loop_locals[n] = stmt
-        body_outs = [Var(env_body[n]) for n in outputs]
-        orelse_outs = [Var(env_else[n]) for n in outputs]
+        body_outs = [_output(env_body[n], raising[0]) for n in outputs]
+        orelse_outs = [_output(env_else[n], raising[1]) for n in outputs]
         results = [lowerer.define(n) for n in outputs]
         self.aliasing.merge(after_body, after_else)
         lowerer.out.append(If(test, body, body_outs, orelse, orelse_outs, results, self.parsed.location(stmt)))
@@ -116,6 +122,10 @@ class ControlFlow:
         schedule = self.schedule(stmt)
         trips_node = getattr(stmt, "trips", None)
         trips = lowerer.atom(trips_node) if trips_node is not None else None
+        unbound = [n for n in sorted(getattr(stmt, "read_after", ())) if not isinstance(lowerer.env.get(n), str)
+                   and n in assigned_names(stmt.body)]
+        for n in unbound:                     # bound by a trip, or never: Python reads it after the loop
+            lowerer.emit(lowerer.define(n), Const(runtime.UNBOUND))
         before = dict(lowerer.env)
         carried = [n for n in assigned_names(stmt.body) if isinstance(before.get(n), str)]
         carried += [n for n in lowerer.user_calls.rebound_in(stmt)
@@ -152,6 +162,7 @@ class ControlFlow:
         body_outs = [Var(env_after[n]) for n in carried]
         at_end = aliasing.objects_of(carried)
         results = [lowerer.define(n) for n in carried]
+        lowerer.maybe_unbound.update({n: lowerer.env[n] for n in unbound})
         aliasing.keep_objects((entry[0], {**entry[1], **at_end[1]}), scalars, vectors,
                               also=at_end)    # after the loop, n is its first object or a trip's last one
         for n in env_after:
@@ -159,6 +170,16 @@ class ControlFlow:
                 lowerer.loop_locals[n] = stmt
         lowerer.out.append(While(params, inits, cond, test, body, body_outs, results, self.parsed.location(stmt),
                                  schedule, trips))
+
+
+def _raises(stmts) -> bool:
+    """Does a block end in ``raise`` (so that nothing after it runs)?"""
+    return bool(stmts) and isinstance(stmts[-1], gast.Raise)
+
+
+def _output(name: str, raising: bool):
+    """A branch's value of an output: none (a placeholder) where the branch raises before binding it."""
+    return Const(None) if raising else Var(name)
 
 
 def _union_keys(a: dict, b: dict) -> list:

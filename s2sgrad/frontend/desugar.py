@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import builtins
 import copy
+from collections import Counter
 
 import gast
 import numpy as np
@@ -33,26 +34,15 @@ import numpy as np
 from .. import runtime
 from ..errors import UnsupportedSyntax
 from ..markers import checkpointed
-
-
-def _name(id_, ctx=None):
-    return gast.Name(id=id_, ctx=ctx or gast.Load(), annotation=None, type_comment=None)
-
-
-def _assign(target: str, value) -> gast.Assign:
-    return gast.Assign(targets=[_name(target, gast.Store())], value=value, type_comment=None)
-
-
-def _const(value):
-    return gast.Constant(value=value, kind=None)
-
-
-def _call(fn, *args):
-    """A call of builtin or runtime function `fn`, which lowering takes as that object whatever the user's
-    namespace binds to its name (a global ``len`` of the user's is not this ``len``)."""
-    func = _name(fn.__name__)
-    func.resolved = fn
-    return gast.Call(func=func, args=list(args), keywords=[])
+from .comprehensions import hoisted
+from .gast_build import assign as _assign
+from .gast_build import call as _call
+from .gast_build import const as _const
+from .gast_build import contains
+from .gast_build import located as _located
+from .gast_build import name as _name
+from .gast_build import negation as _not
+from .statements import SUGARED, rewritten, unstarred
 
 
 class _Substitute(gast.NodeTransformer):
@@ -61,47 +51,6 @@ class _Substitute(gast.NodeTransformer):
 
     def visit_Name(self, node):
         return copy.deepcopy(self.expr) if node.id == self.name else node
-
-
-def _not(expr):
-    return gast.UnaryOp(op=gast.Not(), operand=expr)
-
-
-def _located(node, origin):
-    """Give `node` and its descendants `origin`'s location where they have none."""
-    for child in gast.walk(node):
-        if getattr(child, "lineno", None) is None and hasattr(origin, "lineno"):
-            child.lineno = origin.lineno
-            child.col_offset = getattr(origin, "col_offset", 0)
-            child.end_lineno = getattr(origin, "end_lineno", origin.lineno)
-            child.end_col_offset = getattr(origin, "end_col_offset", 0)
-    return node
-
-
-class _Contains(gast.NodeVisitor):
-    """Does a statement list contain a node of some types, outside nested loops and functions?"""
-
-    def __init__(self, types, into_loops=False):
-        self.types = types
-        self.into_loops = into_loops
-        self.found = False
-
-    def generic_visit(self, node):
-        if isinstance(node, self.types):
-            self.found = True
-            return
-        if isinstance(node, (gast.FunctionDef, gast.Lambda, gast.ClassDef)):
-            return
-        if isinstance(node, (gast.While, gast.For)) and not self.into_loops:
-            return
-        super().generic_visit(node)
-
-
-def contains(stmts, types, into_loops=False) -> bool:
-    finder = _Contains(types, into_loops)
-    for stmt in stmts:
-        finder.visit(stmt)
-    return finder.found
 
 
 def always_returns(stmts) -> bool:
@@ -123,8 +72,11 @@ class Desugar:
         self.names = names
         self.assigned = {n.id for n in gast.walk(parsed.tree) if isinstance(n, gast.Name)
                          and isinstance(n.ctx, (gast.Store, gast.Param))}
-        self.dicts = set(dicts) - {n.id for n in gast.walk(parsed.tree) if isinstance(n, gast.Name)
-                                   and isinstance(n.ctx, gast.Store)}        # dict parameters never rebound
+        self.stored = {n.id for n in gast.walk(parsed.tree)
+                       if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        self.dicts = set(dicts) - self.stored        # dict parameters never rebound
+        self.loads = Counter(n.id for n in gast.walk(parsed.tree) if isinstance(n, gast.Name)
+                             and isinstance(n.ctx, gast.Load))
 
     def error(self, message, node, hint=None):
         return UnsupportedSyntax(message, self.parsed.location(node), hint)
@@ -145,77 +97,53 @@ class Desugar:
         return out
 
     def statement(self, stmt) -> list:
+        if isinstance(stmt, SUGARED):
+            return self.block(rewritten(self, stmt))
+        if isinstance(stmt, gast.Assign):
+            stmt = unstarred(self, stmt)
         before = []
+        if isinstance(stmt, gast.While) and contains([stmt.test], gast.NamedExpr):    # evaluated before every trip
+            test, stmt.test = stmt.test, _const(True)
+            stmt.body = [_located(gast.If(test=_not(test), body=[gast.Break()], orelse=[]), test)] + stmt.body
         stmt = self.hoist_comprehensions(stmt, before)
         if isinstance(stmt, gast.For):
             return before + self.for_loop(stmt)
         if isinstance(stmt, gast.While):
             stmt.test, stmt.checkpoint = self.checkpoint_marker(stmt.test)
-            if stmt.orelse:
-                raise self.error("'while ... else' is not supported", stmt,
-                                 "use a flag set before 'break' instead of the else clause")
+            orelse, stmt.orelse = stmt.orelse, []
+            stmt.read_after = self.read_after(stmt)
             stmt.body = self.block(stmt.body)
-            return before + self.loop_exits(stmt)
+            return before + self.with_else(self.loop_exits(stmt), stmt, orelse)
         if isinstance(stmt, gast.If):
             stmt.body = self.block(stmt.body)
             stmt.orelse = self.block(stmt.orelse)
         return before + [stmt]
 
-    # ---------------------------------------------------------------- comprehensions
-
     def hoist_comprehensions(self, stmt, before: list):
-        """Replace each list comprehension in `stmt` by a name computed by a loop in `before`."""
-        desugar = self
-
-        class Hoist(gast.NodeTransformer):
-            def visit_FunctionDef(self, node):
-                return node
-
-            def visit_Lambda(self, node):
-                return node
-
-            def visit_ListComp(self, node):
-                return desugar.comprehension(node, before)
-
-            visit_GeneratorExp = visit_ListComp
-
-            def visit_SetComp(self, node):
-                raise desugar.error("set comprehensions are not supported", node, "use a list comprehension")
-
-            visit_DictComp = visit_SetComp
-
-        if isinstance(stmt, (gast.For, gast.While, gast.If)):
-            # only the header is evaluated here; bodies are hoisted statement by statement
-            field = "iter" if isinstance(stmt, gast.For) else "test"
-            setattr(stmt, field, Hoist().visit(getattr(stmt, field)))
-            return stmt
-        if isinstance(stmt, gast.FunctionDef):
-            return stmt
-        return Hoist().visit(stmt)
-
-    def comprehension(self, node, before: list):
-        if len(node.generators) != 1 or node.generators[0].is_async:
-            raise self.error("a comprehension with several 'for' clauses is not supported", node,
-                             "write the nested loops out")
-        gen = node.generators[0]
-        result = self.names.reserve("items")
-        append = gast.Expr(value=gast.Call(
-            func=gast.Attribute(value=_name(result), attr="append", ctx=gast.Load()),
-            args=[node.elt], keywords=[]))
-        body = [append]
-        for test in reversed(gen.ifs):
-            body = [gast.If(test=test, body=body, orelse=[])]
-        loop = gast.For(target=gen.target, iter=gen.iter, body=body, orelse=[], type_comment=None)
-        before.append(_located(_assign(result, gast.List(elts=[], ctx=gast.Load())), node))
-        before.extend(self.statement(_located(loop, node)))
-        return _located(_name(result), node)
+        """Replace each comprehension and assignment expression in `stmt` by a name computed in `before`."""
+        return hoisted(self, stmt, before)
 
     # ---------------------------------------------------------------- for loops
 
+    def read_after(self, loop) -> set:
+        """Names `loop` binds that the function may read elsewhere (after it): Python keeps a loop's last
+        binding, or has none where no trip ran."""
+        inside = Counter(n.id for n in gast.walk(loop) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load))
+        bound = {n.id for n in gast.walk(loop) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        return {n for n in bound if self.loads[n] > inside[n]}
+
+    def with_else(self, lowered: list, loop, orelse: list) -> list:
+        """A loop's ``else`` clause after it: run where the loop ended without ``break``."""
+        if not orelse:
+            return lowered
+        orelse = self.block(orelse)
+        broke = getattr(loop, "broke", None)
+        if broke is None:
+            return lowered + orelse
+        return lowered + [_located(gast.If(test=_not(_name(broke)), body=orelse, orelse=[]), orelse[0])]
+
     def for_loop(self, loop: gast.For) -> list:
-        if loop.orelse:
-            raise self.error("'for ... else' is not supported", loop,
-                             "use a flag set before 'break' instead of the else clause")
+        orelse = loop.orelse
         hint = loop.target.id if isinstance(loop.target, gast.Name) else "item"
         count = self.names.reserve(f"{hint}_count")
         loop.iter, schedule = self.checkpoint_marker(loop.iter)
@@ -228,11 +156,13 @@ class Desugar:
         body = [_located(bind, loop.target), _located(step, loop)] + self.block(loop.body)
         whole = gast.While(test=test, body=body, orelse=[])
         _located(whole, loop)
+        whole.read_after = self.read_after(loop)
         whole.checkpoint = schedule
         if not contains(loop.body, (gast.Break, gast.Return)):
             whole.trips = stop                     # the trip count is known on entry
         setup = [_located(s, loop) for s in setup]
-        return setup + [_located(_assign(count, _const(0)), loop)] + self.loop_exits(whole)
+        start = [_located(_assign(count, _const(0)), loop)]
+        return setup + start + self.with_else(self.loop_exits(whole), whole, orelse)
 
     def checkpoint_marker(self, node):
         """``s2sgrad.checkpointed(x, schedule)`` in a loop header: (x, the schedule expression)."""
@@ -264,7 +194,8 @@ class Desugar:
 
         if isinstance(iterable, gast.Call) and isinstance(iterable.func, gast.Name) \
                 and self.parsed.resolve(iterable.func.id) in (range, enumerate, zip) \
-                and not iterable.keywords:
+                and all(k.arg == "start" for k in iterable.keywords) \
+                and (not iterable.keywords or self.parsed.resolve(iterable.func.id) is enumerate):
             kind = self.parsed.resolve(iterable.func.id)
             args = iterable.args
             if kind is range:
@@ -285,10 +216,16 @@ class Desugar:
                 element = gast.BinOp(left=start, op=gast.Add(), right=offset)
                 return setup, _name(trips), element
             if kind is enumerate:
-                if len(args) != 1:
-                    raise self.error("enumerate with a start is not supported", iterable)
+                starts = args[1:] + [k.value for k in iterable.keywords]
+                if len(starts) > 1 or not args:
+                    raise self.error("enumerate takes an iterable and a start", iterable)
                 setup, stop, element = self.iteration(args[0], count, hint)
-                return setup, stop, gast.Tuple(elts=[_name(count), element], ctx=gast.Load())
+                index = _name(count)
+                if starts:
+                    held_setup, start = held(starts[0], "start")
+                    setup = held_setup + setup
+                    index = gast.BinOp(left=start, op=gast.Add(), right=index)
+                return setup, stop, gast.Tuple(elts=[index, element], ctx=gast.Load())
             setup, stops, elements = [], [], []
             for arg in args:
                 s, stop, element = self.iteration(arg, count, hint)
@@ -299,11 +236,14 @@ class Desugar:
             setup.append(_assign(trips, _call(builtins.min, *stops)))
             return setup, _name(trips), gast.Tuple(elts=elements, ctx=gast.Load())
         callee = self.callee(iterable)
+        if callee in (list, tuple) and len(iterable.args) == 1 and not iterable.keywords \
+                and self.callee(iterable.args[0]) in (range, enumerate, zip, reversed):
+            return self.iteration(iterable.args[0], count, hint)       # the same items, listed first
         if callee is reversed and len(iterable.args) == 1:
             inner = iterable.args[0]
             if self.callee(inner) in (enumerate, zip):
-                raise self.error("reversed() of enumerate or zip is not reversible", iterable,
-                                 "reverse what they iterate over instead")
+                raise self.error("reversed() of enumerate or zip is not reversible (Python raises TypeError)",
+                                 iterable, "list them first: reversed(list(enumerate(x)))")
             setup, stop, element = self.iteration(inner, count, hint)
             back = gast.BinOp(left=gast.BinOp(left=copy.deepcopy(stop), op=gast.Sub(), right=_const(1)),
                               op=gast.Sub(), right=_name(count))
@@ -374,6 +314,7 @@ class Desugar:
             loop.test = gast.BoolOp(op=gast.And(), values=[_not(_name(broke)), loop.test])
             _located(loop.test, loop)
         loop.body = body
+        loop.broke = broke
         after = []
         if has_return and endless:
             after.append(_located(gast.Return(value=_name(value)), loop))     # it can end only by returning

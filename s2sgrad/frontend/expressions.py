@@ -227,6 +227,9 @@ class Expressions:
             return Const(text)
         return Op(runtime.format_string, [Const(text), *values])
 
+    def expr_Dict(self, node):
+        return self.lowerer.mappings.display(node)
+
     def expr_Starred(self, node):
         raise self.lowerer.error("starred expressions are not supported", node)
 
@@ -241,7 +244,12 @@ class Expressions:
             if isinstance(local, LiftedFunction):
                 raise self.lowerer.error(f"the local function '{name}' can only be called", node,
                                          "call it directly instead of passing it around")
+            if self.lowerer.maybe_unbound.get(name) == local:     # an error, as in Python, if no trip bound it
+                return self.lowerer.bind(Op(runtime.read_after_loop, [Var(local), Const(name)]), name)
             return Var(local)
+        if name in self.lowerer.deleted:
+            raise self.lowerer.error(f"'{name}' is read after 'del {name}' (line "
+                                     f"{self.parsed.location(self.lowerer.deleted[name]).line})", node)
         if name in self.lowerer.loop_locals:
             raise self.lowerer.error(f"'{name}' is assigned inside a loop or branch but not before it", node,
                                      f"assign an initial value to '{name}' before the loop or branch")

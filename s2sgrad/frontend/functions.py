@@ -27,7 +27,7 @@ class LiftedFunction:
     free: list = field(default_factory=list)
     recompute: bool = False                  # decorated with s2sgrad.recompute
     functions: dict = field(default_factory=dict)   # the nested defs it can call
-    defaults: list = field(default_factory=list)    # atoms of its parameters' defaults, as at its def
+    parameters: object = None                # its `signatures.Parameters`, defaults as atoms evaluated at its def
     also_returns: tuple = ()                 # parameters it changes in place: it returns (result, *their
     #                                          final versions), and the caller rebinds its variables to them
 

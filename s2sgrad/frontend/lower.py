@@ -37,13 +37,14 @@ from .calls import Calls
 from .closures import lift
 from .control_flow import ControlFlow
 from .desugar import Desugar, always_returns
+from .dicts import Mappings
 from .effects import Effects, UserCalls, summarize_effects
 from .expressions import Expressions, temporary_hint
 from .functions import LiftedFunction
 from .numpy_writes import NumpyWrites
 from .parse import ParsedFunction, parse_function
 
-assert_true = runtime.assert_true
+assert_true, raise_error = runtime.assert_true, runtime.raise_error
 primitives.INTERNAL[assert_true] = "assert_true"
 
 
@@ -143,9 +144,12 @@ class Lowerer:
         self.out: list = []                       # the block being built
         self.node = parsed.tree                   # the statement being lowered, for locations
         self.loop_locals: dict[str, object] = {}  # names that exist only inside an earlier loop
+        self.deleted: dict[str, object] = {}      # names deleted (``del y``), with the statement
+        self.maybe_unbound: dict[str, str] = {}   # a name -> its version after a loop that may bind it on no trip
         self.global_names: dict[str, str] = {}    # the user's free name -> its name in generated code
         self.expressions = Expressions(self, fields or {})
         self.calls = Calls(self)
+        self.mappings = Mappings(self)
         self.user_calls = UserCalls(self, effects_of)
         self.writes = NumpyWrites(self)
         self.assignments = Assignments(self)
@@ -154,6 +158,7 @@ class Lowerer:
             "Assign": self.assignments.assign, "AugAssign": self.assignments.augmented_assign,
             "If": self.control.if_statement, "While": self.control.while_loop, "Expr": self.stmt_Expr,
             "Assert": self.stmt_Assert, "FunctionDef": self.stmt_FunctionDef, "Pass": lambda stmt: None,
+            "Raise": self.stmt_Raise, "Delete": self.stmt_Delete,
         }
 
     # ---------------------------------------------------------------- helpers
@@ -165,6 +170,7 @@ class Lowerer:
         name = self.names.fresh(user_name, owner=True)
         self.env[user_name] = name
         self.loop_locals.pop(user_name, None)
+        self.deleted.pop(user_name, None)
         self.aliasing.bind(user_name, name)
         return name
 
@@ -248,10 +254,7 @@ class Lowerer:
 
     def function(self, extra_params=()) -> Function:
         tree = self.parsed.tree
-        args = tree.args
-        if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
-            raise self.error("*args, **kwargs and keyword-only or positional-only parameters are not supported",
-                             tree, "give the function plain positional parameters")
+        args = tree.args                      # one positional list (see signatures.flatten)
         params = []
         for arg in list(args.args):
             if arg.id in self.names.own:
@@ -299,15 +302,7 @@ class Lowerer:
 
     def unsupported_statement(self, stmt):
         what = {
-            "Try": ("'try'", "move the try block out of the differentiated function"),
-            "With": ("'with'", "move the with block out of the differentiated function"),
-            "Raise": ("'raise'", "check inputs before calling the differentiated function"),
-            "Global": ("'global'", "pass the value as an argument and return the new one"),
-            "Nonlocal": ("'nonlocal'", "pass the value as an argument and return the new one"),
             "ClassDef": ("a class definition", "define the class outside the differentiated function"),
-            "Delete": ("'del'", "leave the name bound"),
-            "Import": ("'import'", "import at module level"),
-            "ImportFrom": ("'import'", "import at module level"),
             "AsyncFunctionDef": ("'async def'", None),
             "AsyncFor": ("'async for'", None),
             "AsyncWith": ("'async with'", None),
@@ -341,6 +336,23 @@ class Lowerer:
         if isinstance(stmt.msg, gast.Constant):
             args.append(Const(stmt.msg.value))
         self.emit(None, Op(assert_true, args))
+
+    def stmt_Raise(self, stmt):
+        if stmt.exc is None:
+            raise self.error("a bare 'raise' outside an except block is not supported", stmt,
+                             "raise the exception by name")
+        args = [self.atom(stmt.exc)] + ([self.atom(stmt.cause)] if stmt.cause is not None else [])
+        self.node = stmt
+        self.emit(None, Op(raise_error, args))
+
+    def stmt_Delete(self, stmt):
+        """``del name``: reading the name again is an error, as in Python."""
+        for target in stmt.targets:
+            if not isinstance(target, gast.Name) or not isinstance(self.env.get(target.id), str):
+                raise self.error("'del' is supported of a local name only", target,
+                                 "leave the object as it is, or make a new one without the part")
+            del self.env[target.id]
+            self.deleted[target.id] = stmt
 
     def stmt_FunctionDef(self, stmt):
         self.env[stmt.name] = lift(self, stmt)

@@ -20,6 +20,7 @@ import gast
 
 from .. import guards
 from ..errors import Location, SourceNotFound, UnsupportedSyntax
+from .signatures import flatten
 
 MISSING = guards.MISSING
 
@@ -147,6 +148,7 @@ def parse_function(fn) -> ParsedFunction:
     parsed = ParsedFunction(fn, tree, filename, first_line - 1, indent, fn.__globals__, closure, cells=cells)
     if (tree.args.vararg or tree.args.kwarg) and hasattr(fn, "__wrapped__"):
         _pass_arguments_on(parsed, call_signature(fn))
+    flatten(tree)
     return parsed
 
 

@@ -86,6 +86,9 @@ WRITERS = {runtime.add_at: "np.add.at", runtime.subtract_at: "np.subtract.at", r
            runtime.minimum_at: "np.minimum.at", runtime.at_copy: None, runtime.written_copy: None}
 INTERNAL.update({fn: fn.__name__ for fn in WRITERS})
 INTERNAL[runtime.as_column] = "as_column"
+INTERNAL.update({fn: fn.__name__ for fn in (runtime.make_dict, runtime.dict_get, runtime.dict_without,
+                                            runtime.dict_values, runtime.dict_items, runtime.unpack_starred,
+                                            runtime.read_after_loop, runtime.raise_error, runtime.exception_of)})
 
 
 def label(fn, args=(), name=None) -> str:

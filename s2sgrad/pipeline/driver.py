@@ -53,6 +53,7 @@ from ..errors import COMPLEX_HINT, NonScalarOutput, S2SGradError, UnsupportedSyn
 from ..frontend.functions import LiftedFunction, is_recomputed
 from ..frontend.lower import lower_function
 from ..frontend.parse import call_signature
+from ..frontend.signatures import Parameters
 from ..ir.names import Names, identifier
 from ..ir.nodes import Const, Global, Op, Var
 from ..ir.syntax import call as _call
@@ -301,7 +302,7 @@ class GradientModule:
     def call_arguments(self, op: Op, loc) -> list:
         """The atoms passed to each parameter of a called user function, defaults filled in."""
         fn = op.fn
-        if isinstance(fn, LiftedFunction):
+        if isinstance(fn, LiftedFunction) or not Parameters.of(call_signature(fn)).plain:
             return list(op.args)                # lowering bound them, defaults and free variables included
         try:
             bound = call_signature(fn).bind(*op.args, **op.kwargs)

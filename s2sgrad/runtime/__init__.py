@@ -3,7 +3,7 @@
 Every generated module starts with ``from s2sgrad.runtime import *``; `__all__` is what it gets. Each module
 of the package does one job: the stack of primal values (`stacks`), gradients of any structure
 (`gradients`, `sparse`), broadcasting undone (`arrays`), reads and writes by index (`indexing`, `writes`,
-`sequences`), the lowered form's control flow (`control`), checkpointed loops (`checkpoints`) and random
+`sequences`, `dicts`), the lowered form's control flow (`control`), checkpointed loops (`checkpoints`) and random
 states (`random_states`), calls of s2sgrad's own derivatives (`derivatives`), and the helpers of the
 derivative rules (`contractions`, `shapes`, `reductions`, `elementwise`).
 
@@ -30,8 +30,30 @@ from .contractions import (
     tensordot_grad_a,
     tensordot_grad_b,
 )
-from .control import assert_true, check_scalar, dict_keys, format_string, if_else, while_loop
+from .control import (
+    UNBOUND,
+    assert_true,
+    check_scalar,
+    dict_keys,
+    exception_of,
+    format_string,
+    if_else,
+    raise_error,
+    read_after_loop,
+    while_loop,
+)
 from .derivatives import derivative_jvp, derivative_vjp
+from .dicts import (
+    dict_get,
+    dict_got,
+    dict_items,
+    dict_items_tangent,
+    dict_of_values,
+    dict_unmade,
+    dict_values,
+    dict_without,
+    make_dict,
+)
 from .elementwise import cast_tangent, clip_choice, uncast
 from .gradients import Like, add_grads, complete, grad_or_zeros, like, zeros_like
 from .gradients import rebuilt as rebuilt  # (not in __all__, as RandomStates: for s2sgrad's own modules)
@@ -56,6 +78,8 @@ from .sequences import (
     seq_unrepeat,
     seq_unwritten,
     seq_written,
+    unpack_starred,
+    unpacked_grad,
     unstack,
 )
 from .shapes import (
@@ -87,6 +111,9 @@ __all__ = [
     "cumprod_grad_tangent_a", "cumprod_tangent",
     "linspace_fraction", "add_at", "subtract_at", "maximum_at", "minimum_at", "extremum_ties", "at_copy",
     "written_copy", "as_column", "unsort", "sorted_like",
+    "make_dict", "dict_unmade", "dict_get", "dict_got", "dict_without", "dict_values", "dict_items",
+    "dict_items_tangent", "dict_of_values", "unpack_starred", "unpacked_grad", "raise_error",
+    "exception_of", "read_after_loop", "UNBOUND",
     # forward mode and higher order
     "broadcast_like", "stack_push", "stack_pop", "stack_pop_rows", "einsum_tangent", "einsum_grad_tangent",
 ]

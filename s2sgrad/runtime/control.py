@@ -1,13 +1,18 @@
 """The lowered form's control flow and the statements and expressions it spells as calls: loops
 (`while_loop`; a loop over a dict counts its trips with `dict_keys`), branches (`if_else`), asserts,
-f-strings, and the check that a function whose gradient is taken returns a scalar.
+``raise`` (`raise_error`), which path a ``try`` takes (`exception_of`), a name only a loop binds
+(`UNBOUND`, `read_after_loop`), f-strings, and the check that a function whose gradient is taken returns a scalar.
 
     >>> while_loop(lambda i, n: i < n, lambda i, n: (i + 1,), (0,), (3,))
     (3,)
     >>> if_else(2 > 1, lambda: "then", lambda: "else")
     'then'
+    >>> exception_of(lambda a: 1 / a, (ZeroDivisionError,), 0.0)
+    ZeroDivisionError('float division by zero')
 """
 from __future__ import annotations
+
+import copy
 
 import numpy as np
 
@@ -35,6 +40,51 @@ def dict_keys(mapping) -> list:
 def assert_true(test, message=None):
     """The generated form of ``assert test, message``."""
     assert test, message
+
+
+def raise_error(exception, cause=None):
+    """The generated form of ``raise exception`` (``from cause``)."""
+    if cause is not None:
+        raise exception from cause
+    raise exception
+
+
+def exception_of(probe, exceptions: tuple, *values):
+    """The exception of one of the types `exceptions` that running a ``try`` block (`probe`, the user's own code
+    of the block, called with copies of the `values` it reads) raises, or None: which path the ``try`` takes.
+    The global random state is put back afterwards, so that the block, run for real, draws the same numbers."""
+    state = np.random.get_state()
+    try:
+        probe(*(_copied(v) for v in values))
+    except exceptions as error:
+        return error
+    finally:
+        np.random.set_state(state)
+    return None
+
+
+def _copied(value):
+    try:
+        return copy.deepcopy(value)
+    except Exception:                     # (an object that cannot be copied is passed as it is)
+        return value
+
+
+class _Unbound:
+    """What a name holds that only a loop binds, before the loop's first trip."""
+
+    def __repr__(self):
+        return "UNBOUND"
+
+
+UNBOUND = _Unbound()
+
+
+def read_after_loop(value, name: str):
+    """`value`, read as the name `name` after a loop that binds it: an error, as in Python, if no trip ran."""
+    if value is UNBOUND:
+        raise UnboundLocalError(f"cannot access local variable '{name}' where it is not associated with a value")
+    return value
 
 
 def format_string(template: str, *values) -> str:
