@@ -74,12 +74,14 @@ ALL_FEATURES = frozenset({
     # helper functions the program calls (module-level defs, nested defs, recursion) and how
     "helpers", "helper_unused", "helper_overwritten", "helper_cond_only", "helper_calls_helper",
     "helper_array", "helper_int", "zero_trip", "keyword_args", "default_args", "nested_def", "recursion",
+    # Python syntax around the arithmetic
+    "kwonly", "walrus", "starred", "for_else",
 })
 # constructs left out of helpers' bodies: writes into an array argument (changes the caller's array)
 HELPER_BODY_EXCLUDED = frozenset({"index_write", "array_augassign", "iter_alias", "iter_rebind", "locals",
                                   "nested_def", "recursion"})
 HELPER_FEATURES = frozenset(f for f in ALL_FEATURES if f.startswith("helper_")) | {
-    "helpers", "zero_trip", "keyword_args", "default_args", "nested_def", "recursion"}
+    "helpers", "zero_trip", "keyword_args", "default_args", "nested_def", "recursion", "kwonly"}
 
 
 # --- choosers -------------------------------------------------------------------
@@ -180,6 +182,7 @@ class Helper:
     name: str
     params: list               # (name, kind, default source or None); kind is "scalar", "array" or "int"
     returns_array: bool
+    kwonly: int = 0            # how many of the last parameters are keyword-only (after ``*``)
 
 
 @dataclass
@@ -407,6 +410,17 @@ class Generator:
                 e, _, _ = self.expr(self.c.integer(1, 2), to_array, loops)
                 self.emit(indent, f"{target} {form} 0.25 * np.tanh({e})")
             return
+        if not to_array and self.on("walrus", 0.08):          # t = (t := e) * 0.5 + t * 0.5, which is e
+            self.emit(indent, f"{target} = ({target} := {self.bounded(False, loops)}) * 0.5 + {target} * 0.5")
+            return
+        if not to_array and self.on("starred", 0.08):         # t, *rest = (e1, e2): t is e1
+            first = self.unaliased(self.bounded(False, loops), target, False)
+            if self.arrays and self.c.chance(0.5):
+                self.emit(indent, f"{target}, *_, {target}_last = {self.c.choice(self.arrays)} * 0.5")
+                self.emit(indent, f"{target} = {target} + {target}_last * 0.25")
+            else:
+                self.emit(indent, f"*_, {target} = ({self.bounded(False, loops)}, {first})")
+            return
         self.emit(indent, f"{target} = {self.unaliased(self.bounded(to_array, loops), target, to_array)}")
 
     def unaliased(self, e: str, target: str, array: bool) -> str:
@@ -539,6 +553,7 @@ class Generator:
                 self.emit(indent, f"for {counter} in range({n}):")
                 lp = Loop(counter, max(n - 1, 0), "for")
             self.block(indent + 1, depth + 1, loops + [lp], trips * max(n, 1))
+            self.loop_else(indent, depth, loops, trips)
             if form == "array":
                 self.scalars.remove("v" + counter)
                 self.elements.pop()
@@ -565,6 +580,13 @@ class Generator:
             self.emit(indent + 1, f"{counter} += 1" if self.c.chance(0.5) else f"{counter} = {counter} + 1")
         lp = Loop(counter, n, "while")
         self.block(indent + 1, depth + 1, loops + [lp], trips * n)
+        self.loop_else(indent, depth, loops, trips)
+
+    def loop_else(self, indent: int, depth: int, loops: list[Loop], trips: int) -> None:
+        """``for ... else`` / ``while ... else``: a block run where the loop ended without ``break``."""
+        if self.on("for_else", 0.15):
+            self.emit(indent, "else:")
+            self.block(indent + 1, depth + 1, loops, trips, n=1)
 
     def zero_trip(self, indent: int, loops: list[Loop]) -> None:
         """``while v > 1.0: ... v = 0.9 * np.tanh(...)``: at most one trip, none for most arguments."""
@@ -605,6 +627,7 @@ class Generator:
         first_keyword = len(params)
         if self.on("keyword_args", 0.3):
             first_keyword = self.c.integer(0, len(params) - 1)
+        first_keyword = min(first_keyword, len(params) - helper.kwonly)     # keyword-only ones by name
         omit = [default is not None and self.c.chance(0.5) for _, _, default in params]
         for k in reversed(range(first_keyword)):     # a positional argument left out: only at the end
             if omit[k] and not all(omit[k + 1:first_keyword]):
@@ -671,10 +694,17 @@ class Generator:
             else:
                 defaults.insert(0, (p, repr(self.c.choice(CONSTANTS))))
         default_of = dict(defaults)
-        signature = ", ".join(f"{p}={default_of[p]}" if p in default_of else p for p, _ in params)
+        parts = [f"{p}={default_of[p]}" if p in default_of else p for p, _ in params]
+        kwonly = 0
+        if params[-1][1] != "array" and self.on("kwonly", 0.3):     # def h(a, *, b, n=2), called h(a, b=..)
+            tail = next(k for k in range(len(params), -1, -1) if k == 0 or params[k - 1][1] == "array")
+            kwonly = self.c.integer(1, len(params) - tail)
+            parts.insert(len(parts) - kwonly, "*")
+        signature = ", ".join(parts)
         self.used |= sub.used
         self.helpers.append(Program(name, [p for p, _ in params], None, sub.lines, sub.used, signature=signature))
-        self.callables.append(Helper(name, [(p, kind, default_of.get(p)) for p, kind in params], sub.returns_array))
+        self.callables.append(Helper(name, [(p, kind, default_of.get(p)) for p, kind in params], sub.returns_array,
+                                     kwonly))
 
     def recursive_helpers(self) -> None:
         """``r0(a, b, n)``, calling itself (or ``r1``, which calls it back) with ``n - 1`` and
@@ -779,7 +809,7 @@ def generate(chooser, features=ALL_FEATURES, name: str = "f", rates=None, max_de
 
 # how the sweeps of programs that call helpers weigh the constructs
 HELPER_RATES = {"helpers": 1.0, "recursion": 0.3, "nested_def": 0.3, "helper_calls_helper": 0.7,
-                "helper_array": 0.5, "helper_int": 0.4, "keyword_args": 0.4, "default_args": 0.5}
+                "helper_array": 0.5, "helper_int": 0.4, "keyword_args": 0.4, "default_args": 0.5, "kwonly": 0.4}
 
 
 if __name__ == "__main__":          # print a few programs

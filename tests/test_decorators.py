@@ -220,12 +220,6 @@ def deco(fn):
         return fn(x, *args)
     return wrapper
 ''', "takes parameters besides", 4),
-    "no wraps": ('''
-def deco(fn):
-    def wrapper(*args, **kwargs):
-        return fn(*args, **kwargs)
-    return wrapper
-''', "*args, **kwargs", 3),
 }
 
 

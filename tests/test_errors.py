@@ -41,7 +41,7 @@ def assert_points_at(error, fn, text, column_text=None):
 
 CASES = [
     # function, line text, caret text, error class, message pattern, hint pattern
-    (error_cases.uses_try, "try:", "try", sg.UnsupportedSyntax, r"'return'.* inside a 'try' block",
+    (error_cases.uses_try, "return x * 2", "return", sg.UnsupportedSyntax, r"'return'.* inside a 'try' block",
      r"return after it"),
     (error_cases.uses_with, "with open", "open", sg.UnsupportedSyntax, r"context managers that change no value",
      r"move"),

@@ -45,7 +45,7 @@ class Fields:
 
 SEQ_MAKERS = {primitives.make_list, primitives.make_tuple, primitives.list_append, primitives.seq_setitem,
               primitives.seq_concat, primitives.seq_repeat, runtime.make_dict, runtime.dict_without,
-              runtime.dict_values, runtime.dict_items, runtime.unpack_starred,
+              runtime.dict_values, runtime.dict_items, runtime.unpack_starred, runtime.unpack_filled, runtime.bind_call,
               np.linalg.slogdet}              # (a function with a rule whose result is a tuple)
 NONE_KIND = "none"
 

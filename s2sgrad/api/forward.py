@@ -23,9 +23,10 @@ from typing import Callable
 import numpy as np
 
 from ..analysis.activity import SCALAR, TENSOR
-from ..errors import S2SGradError
+from ..errors import S2SGradError, WrtError
 from ..ir.names import identifier
 from ..pipeline.driver import kind_of
+from ..runtime import zeros_like
 from .derivatives import (
     ONE,
     Term,
@@ -47,6 +48,7 @@ from .generation import (
     parameter_names,
     refuse_complex,
     wrt_names,
+    wrt_targets,
 )
 
 
@@ -77,21 +79,44 @@ def jvp(f: Callable | None = None, wrt=0, *, verbose: bool = False) -> Callable:
         return lambda g: jvp(g, wrt, verbose=verbose)
     if spec_of(f) is not None:
         return transform("jvp", f, wrt)
-    names, many = wrt_names(f, wrt)
+    targets, many = wrt_targets(f, wrt)
+    names = list(dict.fromkeys(name for name, _ in targets))       # an item of *args: the tuple's tangent
+    if len(names) < len(targets) and any(position is None for _, position in targets):
+        raise WrtError(f"wrt={wrt!r} names *{names[0]} both whole and by item", hint="name it one way")
 
     @functools.wraps(f)
     def derivative(*args, **kwargs):
         args, tangent = _split_last(args, "the tangent", f)
         values, kinds = _prepared(f, names, args, kwargs)
         fn = forward_generated(f, names, kinds, verbose)
-        value, derivative_along = fn(*values, *(tangent if many else (tangent,)))
+        tangents = _tangents(f, targets, names, values, tangent if many else (tangent,))
+        value, derivative_along = fn(*values, *tangents)
         refuse_complex(f, names, derivative_along)
         return value, derivative_along
 
     params = tuple(parameter_names(f))
     params += (extra_name(params, "tangent"),)
     tangent = Term(forwards=((tuple(names), many, arg_direction(len(params) - 1)),))
-    return attach(derivative, f, params, ("tuple", (Term(), tangent)), f"jvp({f.__name__})")
+    items = any(position is not None for _, position in targets)
+    output = None if items else ("tuple", (Term(), tangent))
+    return attach(derivative, f, params, output, f"jvp({f.__name__})")
+
+
+def _tangents(f, targets, names: list, values: list, given: tuple) -> list:
+    """The tangent of each parameter in `names`: as given, or, for items of ``*args`` (`targets` with a
+    position), the tuple of the given ones there and zeros at the other items."""
+    if all(position is None for _, position in targets):
+        return list(given)
+    params = parameter_names(f)
+    by_name = {}
+    for (name, position), t in zip(targets, given):
+        if position is None:
+            by_name[name] = t
+            continue
+        items = values[params.index(name)]
+        parts = by_name.setdefault(name, [zeros_like(v) for v in items])
+        parts[position] = t
+    return [tuple(by_name[n]) if isinstance(by_name[n], list) else by_name[n] for n in names]
 
 
 def _hvp_function(f, names: list[str], kinds: tuple, verbose: bool):
@@ -150,7 +175,8 @@ def hessian(f: Callable, wrt=0) -> Callable:
     def second(*args, **kwargs):
         values = call_values(f, args, kwargs)
         points = [values[params.index(n)] for n in names]
-        return assemble_hessian(points, many, lambda direction: product(*values, direction), generators_of(f, values))
+        return assemble_hessian(points, many, lambda direction: product(*args, direction, **kwargs),
+                                generators_of(f, values))
 
     return attach(second, f, params, None, f"hessian({f.__name__})")
 

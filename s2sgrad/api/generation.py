@@ -63,8 +63,8 @@ def wrt_targets(f, wrt: Wrt) -> tuple[list[tuple[str, int | None]], bool]:
     of a function taking ``*args``, the position in that tuple (as JAX's argnums count positional arguments:
     ``grad(f, 1)(a, b)`` with ``def f(*xs)`` differentiates b); and whether the gradient is a tuple. An index
     counts positional arguments only: a keyword-only parameter or ``**kwargs`` is named (``wrt="scale"``)."""
+    params = parameter_names(f)                # (refuses what has no source first)
     signature = call_signature(f)
-    params = parameter_names(f)
     positional = [p.name for p in signature.parameters.values()
                   if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     vararg = next((p.name for p in signature.parameters.values() if p.kind is p.VAR_POSITIONAL), None)
@@ -99,8 +99,8 @@ def wrt_names(f, wrt: Wrt) -> tuple[list[str], bool]:
     targets, many = wrt_targets(f, wrt)
     for name, position in targets:
         if position is not None:
-            raise WrtError(f"wrt={wrt!r} designates an item of *{name}, which forward mode differentiates as a whole",
-                           def_location(f), f"use wrt={name!r}: the tangent is then a tuple, one per item")
+            raise WrtError(f"wrt={wrt!r} designates an item of *{name}, which this transform differentiates as "
+                           "a whole", def_location(f), f"use wrt={name!r}: the tangent is then a tuple, one per item")
     return [name for name, _ in targets], many
 
 

@@ -230,7 +230,7 @@ def source(f: Callable, wrt: Wrt = 0, *, mode: str = "grad", stage: str = "gradi
         scalars = [p for p, k in zip(parameter_names(f), kinds) if k in ("scalar", "int")]
         vectors = [p for p, k in zip(parameter_names(f), kinds) if isinstance(k, tuple) and len(k) == 1]
         return lowered_source(f, scalars, vectors)
-    names, _ = wrt_names(f, wrt)
+    names = list(dict.fromkeys(name for name, _ in wrt_targets(f, wrt)[0]))   # an item of *args: all of them
     return generated(f, names, mode, kinds, dtypes=dtypes, **options).source
 
 

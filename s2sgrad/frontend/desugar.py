@@ -53,6 +53,10 @@ class _Substitute(gast.NodeTransformer):
         return copy.deepcopy(self.expr) if node.id == self.name else node
 
 
+def _names_dict(value) -> bool:
+    return isinstance(value, gast.Call) and isinstance(value.func, gast.Name) and value.func.id == "dict"
+
+
 def always_returns(stmts) -> bool:
     if not stmts:
         return False
@@ -74,7 +78,13 @@ class Desugar:
                          and isinstance(n.ctx, (gast.Store, gast.Param))}
         self.stored = {n.id for n in gast.walk(parsed.tree)
                        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
-        self.dicts = set(dicts) - self.stored        # dict parameters never rebound
+        made = [n.targets[0].id for n in gast.walk(parsed.tree) if isinstance(n, gast.Assign)
+                and len(n.targets) == 1 and isinstance(n.targets[0], gast.Name)
+                and (isinstance(n.value, (gast.Dict, gast.DictComp)) or _names_dict(n.value))]
+        stores = Counter(n.id for n in gast.walk(parsed.tree) if isinstance(n, gast.Name)
+                         and isinstance(n.ctx, gast.Store))
+        # dict parameters never rebound, and locals only ever bound to a dict display or dict(...)
+        self.dicts = set(dicts) - self.stored | {n for n in made if stores[n] == made.count(n)}
         self.loads = Counter(n.id for n in gast.walk(parsed.tree) if isinstance(n, gast.Name)
                              and isinstance(n.ctx, gast.Load))
 
@@ -152,7 +162,7 @@ class Desugar:
         setup, stop, element = self.iteration(loop.iter, count, hint)
         test = gast.Compare(left=_name(count), ops=[gast.Lt()], comparators=[stop])
         step = _assign(count, gast.BinOp(left=_name(count), op=gast.Add(), right=_const(1)))
-        bind = gast.Assign(targets=[loop.target], value=element, type_comment=None)
+        bind = unstarred(self, gast.Assign(targets=[loop.target], value=element, type_comment=None))
         body = [_located(bind, loop.target), _located(step, loop)] + self.block(loop.body)
         whole = gast.While(test=test, body=body, orelse=[])
         _located(whole, loop)

@@ -107,6 +107,8 @@ def bind(lowerer, parameters: Parameters, node: gast.Call, name: str) -> list:
                   for a in node.args]
     keywords = [(k.arg, lowerer.atom(k.value)) for k in node.keywords]
     lowerer.node = node
+    if any(starred for starred, _ in positional) and any(key is None for key, _ in keywords):
+        return _bound_when_run(lowerer, parameters, positional, keywords, refuse)
     names = parameters.of_kind(*POSITIONAL)
     bound: dict = {}
     extra: list = []                   # surplus positional atoms, for *args
@@ -124,13 +126,19 @@ def bind(lowerer, parameters: Parameters, node: gast.Call, name: str) -> list:
                    "put the starred argument last, or pass the arguments one by one")
         given_by_name = {key for key, _ in keywords}
         wanted = [p for p in names[len(bound):] if p not in given_by_name]
-        if parameters.vararg is None and any(p in parameters.defaults for p in wanted):
-            refuse("fills parameters that have defaults from a starred argument, whose length is known only "
-                   "when it runs", "pass those arguments one by one or by name")
+        defaulted = [p for p in wanted if p in parameters.defaults]
+        if parameters.vararg is None and defaulted:         # as many as the sequence has, the rest defaults
+            if wanted[len(wanted) - len(defaulted):] != defaulted or given_by_name & set(names[len(bound):]):
+                refuse("fills parameters from a starred argument around others given by name",
+                       "pass those arguments one by one or by name")
+            defaults = lowerer.bind(Op(primitives.make_tuple, [parameters.defaults[p] for p in defaulted]))
+            unpacked = lowerer.bind(Op(runtime.unpack_filled, [atom, Const(len(wanted) - len(defaulted)),
+                                                               defaults]), "unpacked")
+        else:
+            unpacked = lowerer.bind(Op(runtime.unpack_starred, [atom, Const(len(wanted)), Const(0),
+                                                                Const("tuple" if parameters.vararg else None)]),
+                                    "unpacked")
         taken = len(wanted)
-        unpacked = lowerer.bind(Op(runtime.unpack_starred, [atom, Const(taken), Const(0),
-                                                            Const("tuple" if parameters.vararg else None)]),
-                                "unpacked")
         for i, p in enumerate(wanted):
             bound[p] = lowerer.bind(Op(primitives.seq_getitem, [unpacked, Const(i)]), p)
         if parameters.vararg is not None:
@@ -180,3 +188,20 @@ def bind(lowerer, parameters: Parameters, node: gast.Call, name: str) -> list:
                 refuse(f"gives no value for its parameter '{p}'")
             bound[p] = parameters.defaults[p]
     return [bound[p] for p in parameters.names]
+
+
+def _bound_when_run(lowerer, parameters: Parameters, positional: list, keywords: list, refuse) -> list:
+    """``f(*args, **kwargs)``: which parameter gets what is known only when it runs (`runtime.bind_call`)."""
+    if len(keywords) != 1 or [starred for starred, _ in positional][:-1] != [False] * (len(positional) - 1):
+        refuse("passes arguments besides one *sequence (last) and one **dict", "pass them inside those")
+    *given, (_, sequence) = positional
+    if given:
+        head = lowerer.bind(Op(primitives.make_tuple, [atom for _, atom in given]))
+        sequence = lowerer.bind(Op(primitives.seq_concat, [head, lowerer.bind(Op(tuple, [sequence]))]), "args")
+    kinds = tuple((name, int(kind) + 10 * (name in parameters.defaults))
+                  for name, kind in zip(parameters.names, parameters.kinds))
+    defaults = lowerer.bind(Op(primitives.make_tuple, [parameters.defaults[n] for n in parameters.names
+                                                       if n in parameters.defaults]), "defaults")
+    bound = lowerer.bind(Op(runtime.bind_call, [Const(kinds), sequence, keywords[0][1], defaults]), "bound")
+    return [lowerer.bind(Op(primitives.seq_getitem, [bound, Const(k)]), name)
+            for k, name in enumerate(parameters.names)]

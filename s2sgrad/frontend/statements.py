@@ -96,19 +96,27 @@ def _with(desugar, stmt) -> list:
         if item.optional_vars is not None:
             raise desugar.error("'with ... as' is not supported in a differentiated function", item.optional_vars,
                                 "leave out the 'as' name")
+    if any(_callee(desugar, item.context_expr) is warnings.catch_warnings for item in stmt.items):
+        return [s for s in stmt.body if not _sets_warnings(desugar, s)]    # its filters end with the block
     return list(stmt.body)
+
+
+def _sets_warnings(desugar, stmt) -> bool:
+    """``warnings.simplefilter(...)`` or ``warnings.filterwarnings(...)`` as a statement."""
+    return isinstance(stmt, gast.Expr) and any(_callee(desugar, stmt.value) is f
+                                               for f in (warnings.simplefilter, warnings.filterwarnings))
 
 
 def _try(desugar, stmt) -> list:
     exits = (gast.Return, gast.Break, gast.Continue)
     if not stmt.handlers:
         if stmt.finalbody and contains(stmt.body, exits):
-            raise desugar.error("'return', 'break' or 'continue' inside 'try ... finally' is not supported", stmt,
-                                "move them after the finally block")
+            raise desugar.error("'return', 'break' or 'continue' inside 'try ... finally' is not supported",
+                                _first(stmt.body, exits), "move them after the finally block")
         return list(stmt.body) + list(stmt.orelse) + list(stmt.finalbody)
     if contains(stmt.body, exits):
         raise desugar.error("'return', 'break' or 'continue' inside a 'try' block with 'except' is not supported",
-                            stmt, "assign the result in the try block and return after it")
+                            _first(stmt.body, exits), "assign the result in the try block and return after it")
     caught = desugar.names.reserve("caught")
     types = []
     for handler in stmt.handlers:
@@ -137,6 +145,10 @@ def _try(desugar, stmt) -> list:
     ran = gast.Compare(left=name(caught), ops=[gast.Is()], comparators=[const(None)])
     branch = located(gast.If(test=ran, body=list(stmt.body) + list(stmt.orelse), orelse=branches), stmt)
     return [located(assign(caught, outcome), stmt), branch] + list(stmt.finalbody)
+
+
+def _first(stmts, types):
+    return next(n for s in stmts for n in gast.walk(s) if isinstance(n, types))
 
 
 def _reraising(stmts, caught: str) -> list:

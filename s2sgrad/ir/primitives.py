@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import inspect
 import math
 import operator
 
@@ -88,7 +89,9 @@ INTERNAL.update({fn: fn.__name__ for fn in WRITERS})
 INTERNAL[runtime.as_column] = "as_column"
 INTERNAL.update({fn: fn.__name__ for fn in (runtime.make_dict, runtime.dict_get, runtime.dict_without,
                                             runtime.dict_values, runtime.dict_items, runtime.unpack_starred,
-                                            runtime.read_after_loop, runtime.raise_error, runtime.exception_of)})
+                                            runtime.unpack_filled, runtime.bind_call, runtime.read_after_loop,
+                                            runtime.raise_error,
+                                            runtime.exception_of)})
 
 
 def label(fn, args=(), name=None) -> str:
@@ -195,5 +198,27 @@ def expression(fn, args: list[ast.expr], kwargs: dict[str, ast.expr], name: str 
     dotted = name or python_name(fn)
     if dotted is None:
         raise ValueError(f"no name to write {fn!r} with")
+    if not kwargs and inspect.isfunction(fn) and fn not in INTERNAL:
+        args, keywords = _as_bound(fn, args)
+        return ast.Call(_name_expr(dotted), args, keywords)
     return ast.Call(_name_expr(dotted), list(args),
                     [ast.keyword(k, v) for k, v in kwargs.items()])
+
+
+def _as_bound(fn, args: list) -> tuple[list, list]:
+    """A user function's call, whose atoms lowering bound to each of its parameters in order (``*xs`` a tuple,
+    ``**kw`` a dict, see `frontend.signatures`), written as a call of the function itself."""
+    params = list(inspect.signature(fn, follow_wrapped=False).parameters.values())
+    if len(params) != len(args) or all(p.kind is p.POSITIONAL_OR_KEYWORD for p in params):
+        return list(args), []
+    positional, keywords = [], []
+    for p, arg in zip(params, args):
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            positional.append(arg)
+        elif p.kind is p.VAR_POSITIONAL:
+            positional.append(ast.Starred(arg, ast.Load()))
+        elif p.kind is p.KEYWORD_ONLY:
+            keywords.append(ast.keyword(p.name, arg))
+        else:
+            keywords.append(ast.keyword(None, arg))
+    return positional, keywords

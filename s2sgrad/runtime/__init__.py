@@ -71,6 +71,9 @@ from .reductions import (
     product_of_others_tangent,
 )
 from .sequences import (
+    bind_call,
+    bound_grad,
+    filled_grad,
     list_append,
     seq_concat,
     seq_repeat,
@@ -78,6 +81,7 @@ from .sequences import (
     seq_unrepeat,
     seq_unwritten,
     seq_written,
+    unpack_filled,
     unpack_starred,
     unpacked_grad,
     unstack,
@@ -112,8 +116,9 @@ __all__ = [
     "linspace_fraction", "add_at", "subtract_at", "maximum_at", "minimum_at", "extremum_ties", "at_copy",
     "written_copy", "as_column", "unsort", "sorted_like",
     "make_dict", "dict_unmade", "dict_get", "dict_got", "dict_without", "dict_values", "dict_items",
-    "dict_items_tangent", "dict_of_values", "unpack_starred", "unpacked_grad", "raise_error",
-    "exception_of", "read_after_loop", "UNBOUND",
+    "dict_items_tangent", "dict_of_values", "unpack_starred", "unpacked_grad", "unpack_filled", "filled_grad",
+    "bind_call", "bound_grad",
+    "raise_error", "exception_of", "read_after_loop", "UNBOUND",
     # forward mode and higher order
     "broadcast_like", "stack_push", "stack_pop", "stack_pop_rows", "einsum_tangent", "einsum_grad_tangent",
 ]

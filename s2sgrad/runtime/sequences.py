@@ -8,6 +8,8 @@ gradients of these operations and of stacking a list into an array (None is a ze
 """
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
 from .gradients import add_grads
@@ -87,6 +89,85 @@ def unpacked_grad(g, seq, before: int, after: int, rest):
                 out[i] += gi
         return out
     return parts
+
+
+def unpack_filled(seq, required: int, defaults: tuple) -> tuple:
+    """The arguments a call ``f(*seq)`` passes to f's positional parameters: `required` of them without defaults,
+    then those with `defaults` that `seq` does not fill, at their defaults.
+
+        >>> unpack_filled([1, 2], 1, (5, 6))
+        (1, 2, 6)
+    """
+    items = list(seq)
+    if not required <= len(items) <= required + len(defaults):
+        raise TypeError(f"the call takes {required} to {required + len(defaults)} positional arguments but "
+                        f"{len(items)} were given")
+    return (*items, *defaults[len(items) - required:])
+
+
+def filled_grad(g, seq, required: int, defaults: tuple, of_defaults: bool = False):
+    """The gradient of `seq` (or, with `of_defaults`, of `defaults`) from the gradient `g` of
+    ``unpack_filled(seq, required, defaults)``."""
+    n = len(seq)
+    parts = [None] * (required + len(defaults)) if g is None else list(g)
+    if of_defaults:
+        return [None] * (n - required) + parts[n:]
+    return unpacked_grad(parts[:n], seq, n, 0, None)
+
+
+def bind_call(parameters: tuple, args, kwargs: dict, defaults: tuple) -> tuple:
+    """What ``f(*args, **kwargs)`` passes to each parameter of f, as Python binds it: `parameters` are f's
+    (name, kind) pairs (`inspect.Parameter` kinds as numbers), in order; `defaults` the default values of those
+    that have one (a parameter's ``kind >= 10`` marks it as having one). ``*xs`` gets a tuple, ``**kw`` a dict.
+
+        >>> bind_call((("a", 1), ("b", 11)), [1.0], {}, (5.0,))
+        (1.0, 5.0)
+    """
+    signature, defaulted = _signature(parameters)
+    bound = signature.bind(*args, **kwargs)
+    values = []
+    for (name, kind), given in zip(parameters, (n in bound.arguments for n, _ in parameters)):
+        kind %= 10
+        if given:
+            values.append(bound.arguments[name])
+        elif name in defaulted:
+            values.append(defaults[defaulted.index(name)])
+        else:
+            values.append(() if kind == 2 else {})
+    return tuple(values)
+
+
+def bound_grad(g, parameters: tuple, args, kwargs: dict, defaults: tuple, part: str):
+    """The gradient of `args`, `kwargs` or `defaults` (`part`) from the gradient `g` of
+    ``bind_call(parameters, args, kwargs, defaults)``."""
+    signature, defaulted = _signature(parameters)
+    bound = signature.bind(*args, **kwargs)
+    out_args, out_kwargs, out_defaults = [None] * len(args), {}, [None] * len(defaults)
+    position = 0
+    for (name, kind), gk in zip(parameters, [None] * len(parameters) if g is None else g):
+        kind %= 10
+        if name not in bound.arguments:
+            if name in defaulted:
+                out_defaults[defaulted.index(name)] = gk
+            continue
+        if kind in (0, 1) and position < len(args) and name not in kwargs:
+            out_args[position] = gk
+            position += 1
+        elif kind == 2:
+            for k, gi in enumerate([None] * len(bound.arguments[name]) if gk is None else gk):
+                out_args[position + k] = gi
+            position += len(bound.arguments[name])
+        elif kind == 4:
+            out_kwargs.update({} if gk is None else {k: v for k, v in gk.items() if v is not None})
+        elif gk is not None:
+            out_kwargs[name] = gk
+    return {"args": out_args, "kwargs": out_kwargs, "defaults": out_defaults}[part]
+
+
+def _signature(parameters: tuple):
+    params = [inspect.Parameter(name, inspect._ParameterKind(kind % 10), default=None if kind >= 10 else
+                                inspect.Parameter.empty) for name, kind in parameters]
+    return inspect.Signature(params), [name for name, kind in parameters if kind >= 10]
 
 
 def seq_concat(a, b):
