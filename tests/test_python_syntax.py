@@ -268,6 +268,17 @@ def dict_of_layers(x):
     return np.sum(h)
 
 
+def _saxpy(val):
+    return val["a"] * val["b"] + val["c"]
+
+
+def dict_passed_to_a_helper(x, y):
+    made = dict([("a", x)], b=y)
+    copied = dict(made, c=np.sin(x))
+    built = {k: v * 2.0 for k, v in copied.items()}
+    return np.sum(_saxpy(dict(a=x, b=y, c=x * y)) + _saxpy(copied) * _saxpy(built))
+
+
 def set_comprehension(x):
     sizes = {len(str(k)) for k in range(12)}
     return np.sum(x) * len(sizes)
@@ -275,7 +286,8 @@ def set_comprehension(x):
 
 DICTS = [(dict_display, (X, Y), 0), (dict_display, (X, Y), 1), (dict_call, (X, Y), 1), (dict_call, (X, Y), 0),
          (dict_comprehension, (X,), 0), (dict_methods, (X, Y), 0), (dict_methods, (X, Y), 1),
-         (dict_written, (X, Y), 0), (dict_written, (X, Y), 1), (dict_of_layers, (X,), 0), (set_comprehension, (X,), 0)]
+         (dict_written, (X, Y), 0), (dict_written, (X, Y), 1), (dict_of_layers, (X,), 0), (set_comprehension, (X,), 0),
+         (dict_passed_to_a_helper, (X, Y), 0), (dict_passed_to_a_helper, (X, Y), 1)]
 
 
 @pytest.mark.parametrize("f, args, wrt", DICTS, ids=[f"{c[0].__name__}-{c[2]}" for c in DICTS])
@@ -597,7 +609,7 @@ def test_refused_at_the_users_line(f, text, message, hint):
         assert error.hint is not None and re.search(hint, error.hint)
 
 
-HVP = [(dict_display, (X, Y)), (dict_methods, (X, Y)), (dict_comprehension, (X,)), (starred_assignment, (X,)),
+HVP = [(dict_display, (X, Y)), (dict_passed_to_a_helper, (X, Y)), (dict_methods, (X, Y)), (dict_comprehension, (X,)), (starred_assignment, (X,)),
        (calls_with_both_stars, (X, Y)), (calls_with_star, (X, Y)), (read_after_loop, (X,)),
        (try_except_else_finally, (np.array([[2.0, 0.5], [0.5, 1.0]]), 0.7)), (enumerate_with_start, (X,))]
 

@@ -138,8 +138,10 @@ class Desugar:
     def read_after(self, loop) -> set:
         """Names `loop` binds that the function may read elsewhere (after it): Python keeps a loop's last
         binding, or has none where no trip ran."""
-        inside = Counter(n.id for n in gast.walk(loop) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load))
-        bound = {n.id for n in gast.walk(loop) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        parts = [loop.body, [loop.target, loop.iter] if isinstance(loop, gast.For) else [loop.test]]
+        nodes = [n for part in parts for node in part for n in gast.walk(node)]     # (not its else block)
+        inside = Counter(n.id for n in nodes if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load))
+        bound = {n.id for n in nodes if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
         return {n for n in bound if self.loads[n] > inside[n]}
 
     def with_else(self, lowered: list, loop, orelse: list) -> list:

@@ -52,14 +52,25 @@ class Mappings:
         return self.made(node.keys, node.values)
 
     def call(self, node: gast.Call) -> Op:
-        """``dict()``, ``dict(a=x, b=y)``, or ``dict(d)`` (a copy) of a dict."""
+        """``dict()``, ``dict(a=x, b=y)``, ``dict([("a", x)], b=y)`` (a list or tuple of pairs written out), or
+        ``dict(d, b=y)``: a copy of a dict, keywords set in it."""
         lowerer = self.lowerer
-        if not node.args and all(k.arg is not None for k in node.keywords):
-            return self.made([k.arg for k in node.keywords], [k.value for k in node.keywords])
-        if len(node.args) == 1 and not node.keywords and not isinstance(node.args[0], gast.Starred):
-            return Op(runtime.dict_without, [lowerer.atom(node.args[0]), Const(())])
-        raise lowerer.error("dict() is supported with keyword arguments (dict(a=x)) or one dict to copy", node,
-                            "write a dict display {'a': x} or build the dict with d[k] = v")
+        keywords = node.keywords
+        if len(node.args) > 1 or any(k.arg is None for k in keywords) \
+                or node.args and isinstance(node.args[0], gast.Starred):
+            raise lowerer.error("dict() is supported with keyword arguments (dict(a=x)), pairs written out "
+                                "(dict([('a', x)])) or one dict to copy", node,
+                                "write a dict display {'a': x} or build the dict with d[k] = v")
+        first = node.args[0] if node.args else None
+        pairs = [] if first is None else _pairs(first)
+        if pairs is not None:
+            return self.made([k for k, _ in pairs] + [k.arg for k in keywords],
+                             [v for _, v in pairs] + [k.value for k in keywords])
+        made = Op(runtime.dict_without, [lowerer.atom(first), Const(())])
+        for keyword in keywords:
+            made = Op(primitives.seq_setitem, [lowerer.bind(made, "mapping"), Const(keyword.arg),
+                                               lowerer.atom(keyword.value)])
+        return made
 
     def method(self, node: gast.Call, mapping) -> Op:
         """``d.keys()``, ``d.values()``, ``d.items()``, ``d.get(k)``, ``d.get(k, default)`` of a local dict."""
@@ -69,3 +80,13 @@ class Mappings:
         if node.keywords or len(args) not in expected:
             raise lowerer.error(f"'.{attr}()' takes {' or '.join(map(str, expected))} positional argument(s)", node)
         return Op(METHODS[attr], [mapping, *args])
+
+
+def _pairs(node):
+    """The (key, value) nodes of a dict display or of a list or tuple of pairs written out, else None."""
+    if isinstance(node, gast.Dict) and all(k is not None for k in node.keys):
+        return list(zip(node.keys, node.values))
+    if isinstance(node, (gast.List, gast.Tuple)) and all(isinstance(e, (gast.List, gast.Tuple)) and len(e.elts) == 2
+                                                         for e in node.elts):
+        return [tuple(e.elts) for e in node.elts]
+    return None

@@ -165,6 +165,33 @@ def imports(functions: list) -> str:
     return "\n".join(lines) + "\n"
 
 
+def local_dicts(lowered) -> dict:
+    """The names of `lowered` certainly holding dicts it made (a display, ``dict(...)``), as `DICT`: a function they
+    are passed to is lowered knowing it."""
+    makers = (runtime.make_dict, runtime.dict_without)
+    known: set = set()
+
+    def is_known(atom):
+        return isinstance(atom, Var) and atom.name in known
+
+    def block(stmts):
+        for stmt in stmts:
+            if isinstance(stmt, ir.If):
+                block(stmt.body)
+                block(stmt.orelse)
+                known.update(r for r, a, b in zip(stmt.results, stmt.body_outs, stmt.orelse_outs)
+                             if is_known(a) and is_known(b))
+            elif isinstance(stmt, ir.While):
+                known.update(p for p, i in zip(stmt.params, stmt.inits) if is_known(i))
+                block(stmt.body)
+                known.update(r for r, i in zip(stmt.results, stmt.inits) if is_known(i))
+            elif isinstance(stmt.value, Op) and (stmt.value.fn in makers or stmt.value.fn in (
+                    runtime.setitem, runtime.seq_setitem) and is_known(stmt.value.args[0])) or is_known(stmt.value):
+                known.add(stmt.target)
+    block(lowered.body)
+    return dict.fromkeys(known, DICT)
+
+
 def kind_of(value):
     """What generated code is specialized on: "int", "scalar", "seq" (a list or tuple), "dict", a named
     tuple's `Fields`, an array's shape, or "tensor" (anything else)."""
@@ -264,7 +291,8 @@ class GradientModule:
                                     COMPLEX_HINT)
         scalar_output = mode == "grad" and "dead_primal_code" in self.optimizations \
             and isinstance(lowered.result, Var) and is_scalar_output(lowered.result.name, analysis)
-        self.structures.append({p: k for p, k in kinds.items() if k == DICT or isinstance(k, Fields)})
+        self.structures.append({**local_dicts(lowered),
+                                **{p: k for p, k in kinds.items() if k == DICT or isinstance(k, Fields)}})
         try:
             sweeps = Reverse(lowered, wrt, analysis, self, names, self.checkpoint, self.optimizations,
                              self.sparse, value_needed=mode != "grad" or not scalar_output).run()
@@ -351,7 +379,7 @@ class GradientModule:
         # the caller's activity decides which parameters are varied
         specialize_sequences(lowered, self.callee_kinds(lowered, structures))
         analysis = analyze(lowered, wrt, self.callee_kinds(lowered, structures))
-        self.structures.append(dict(zip(lowered.params, structures)))
+        self.structures.append({**local_dicts(lowered), **dict(zip(lowered.params, structures))})
         try:
             sweeps = Reverse(lowered, wrt, analysis, self, names, self.checkpoint, self.optimizations).run()
         finally:

@@ -14,7 +14,7 @@ from ..frontend.relower import is_generated, parse_generated
 from ..ir.names import identifier
 from ..ir.syntax import function as _function
 from ..transforms.forward import Forward, TangentCode, tangent_hint
-from .driver import GRADIENT_PASSES, GradientModule, Pass, on_function
+from .driver import GRADIENT_PASSES, GradientModule, Pass, local_dicts, on_function
 
 FORWARD_PASSES: tuple[Pass, ...] = (Pass("unpack_tuples", on_function(unpack_tuples)), *GRADIENT_PASSES)
 """The passes of forward mode's generated functions: those of gradients, tuples read element by element
@@ -61,7 +61,8 @@ class ForwardModule(GradientModule):
             or f"{os.path.basename(lowered.source.filename)}:{lowered.name}"
         specialize_sequences(lowered, arg_kinds)
         analysis = analyze(lowered, list(wrt), arg_kinds)
-        self.structures.append({p: k for p, k in kinds.items() if k == DICT or isinstance(k, Fields)})
+        self.structures.append({**local_dicts(lowered),
+                                **{p: k for p, k in kinds.items() if k == DICT or isinstance(k, Fields)}})
         try:
             code = tidied(Forward(lowered, list(wrt), analysis, self, names, self.hint).run())
         finally:
