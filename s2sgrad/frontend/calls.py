@@ -62,15 +62,19 @@ class Calls:
         if any(isinstance(a, gast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
             raise lowerer.error("*args and **kwargs in a call are not supported", node,
                                 "pass the arguments one by one")
+        through_value = lowerer.callables.call(node)      # a lambda, a partial, a function passed or given
+        if through_value is not None:
+            return through_value
         if isinstance(func, gast.Attribute) and not isinstance(lowerer.expressions.value_kind(func.value), Global):
             return self.method_call(node)
         if isinstance(func, gast.Name) and isinstance(lowerer.env.get(func.id), LiftedFunction):
             return self.lifted_call(node, lowerer.env[func.id])
-        if isinstance(func, gast.Lambda):
-            raise lowerer.error("calling a lambda in place is not supported", node, "use a def")
         callee = lowerer.value(func)
         if not isinstance(callee, Global) or not callable(callee.value):
-            raise lowerer.error("only named functions can be called", node)
+            raise lowerer.error("this calls a value computed when the code runs; s2sgrad must know which function "
+                                "each call calls", node,
+                                "call a function by its name, a lambda or partial bound in the function, or a "
+                                "function passed as an argument")
         return self.function_call(Global(callee.name, hashable(callee.value)), node)
 
     def method_call(self, node):

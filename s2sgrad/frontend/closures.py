@@ -22,6 +22,7 @@ import gast
 
 from ..ir.nodes import Global
 from ..markers import recompute
+from .callable_values import free_names, is_callable_value
 from .functions import LiftedFunction
 from .numpy_writes import written_by_call
 from .parse import ParsedFunction
@@ -36,10 +37,10 @@ def lift(lowerer, tree) -> LiftedFunction:
                                                   and n.id == tree.name for n in gast.walk(tree))
     read = {n.id for n in gast.walk(tree) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
             and n.id not in assigned and n.id in lowerer.env and not (recursive and n.id == tree.name)}
-    functions = {n: lowerer.env[n] for n in read if isinstance(lowerer.env[n], LiftedFunction)}
+    functions = {n: lowerer.env[n] for n in read if is_callable_value(lowerer.env[n])}
     free = {n for n in read if isinstance(lowerer.env[n], str)}
     for function in functions.values():
-        free |= set(function.free)
+        free |= set(free_names(function))
     free = sorted(free)
     defaults = [lowerer.atom(d) for d in tree.args.defaults]
     parsed = ParsedFunction(None, tree, lowerer.parsed.filename, lowerer.parsed.line_offset,

@@ -30,6 +30,7 @@ class LiftedFunction:
     defaults: list = field(default_factory=list)    # atoms of its parameters' defaults, as at its def
     also_returns: tuple = ()                 # parameters it changes in place: it returns (result, *their
     #                                          final versions), and the caller rebinds its variables to them
+    statics: dict = field(default_factory=dict)     # parameters bound to the callable values a call gives them
 
     @property
     def __name__(self):
