@@ -48,6 +48,7 @@ from .generation import (
     refuse_complex,
     wrt_names,
 )
+from .partials import of_partial
 
 
 def _prepared(f, names: list[str], args, kwargs) -> tuple[list, tuple]:
@@ -75,6 +76,8 @@ def jvp(f: Callable | None = None, wrt=0, *, verbose: bool = False) -> Callable:
     """
     if f is None:
         return lambda g: jvp(g, wrt, verbose=verbose)
+    if isinstance(f, functools.partial):
+        return of_partial(jvp, f, wrt, verbose=verbose)
     if spec_of(f) is not None:
         return transform("jvp", f, wrt)
     names, many = wrt_names(f, wrt)
@@ -111,6 +114,8 @@ def hvp(f: Callable | None = None, wrt=0, *, verbose: bool = False) -> Callable:
     """
     if f is None:
         return lambda g: hvp(g, wrt, verbose=verbose)
+    if isinstance(f, functools.partial):
+        return of_partial(hvp, f, wrt, verbose=verbose)
     if spec_of(f) is not None:
         return transform("hvp", f, wrt)
     names, many = wrt_names(f, wrt)
@@ -140,6 +145,8 @@ def hessian(f: Callable, wrt=0) -> Callable:
         array([[6., 0.],
                [0., 6.]])
     """
+    if isinstance(f, functools.partial):
+        return of_partial(hessian, f, wrt)
     if spec_of(f) is not None:
         return transform("hessian", f, wrt)
     names, many = wrt_names(f, wrt)

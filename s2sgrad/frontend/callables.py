@@ -34,6 +34,7 @@ import gast
 
 from .. import guards
 from ..ir.nodes import Const, Global, Op, Var
+from ..ir.primitives import python_name
 from .callable_values import Partial, Table, free_names, is_callable_value, is_static
 from .closures import assigned_names, lift
 from .functions import LiftedFunction, is_recomputed, is_user_function
@@ -142,6 +143,8 @@ class Callables:
             return True
         if isinstance(node, Lowered):
             return is_callable_value(node.atom)
+        if isinstance(node, gast.Subscript):
+            return self.is_table(node.value)
         if isinstance(node, gast.Name) and node.id in self.lowerer.env:
             return is_callable_value(self.lowerer.env[node.id])
         known = self.lowerer.expressions.value_kind(node)
@@ -150,11 +153,10 @@ class Callables:
     def pick(self, node):
         """``acts["tanh"]``, ``ACTS[k]`` with a constant key: the function at that key; None if `node` is no pick."""
         lowerer = self.lowerer
+        if not self.is_table(node.value):
+            return None
         table = self.value_of(node.value) if isinstance(node.value, gast.Name) else None
         known = lowerer.expressions.value_kind(node.value)
-        outside = isinstance(known, Global) and isinstance(known.value, (dict, list, tuple))
-        if not isinstance(table, Table) and not (outside and any(is_static(v) for v in _items(known.value))):
-            return None
         key = lowerer.atom(node.slice)
         if not isinstance(key, Const):
             what = ast_text(node)
@@ -171,8 +173,16 @@ class Callables:
         guards.note(known.value, key.value, value) if isinstance(known.value, dict) else None
         if not is_static(value):
             raise lowerer.error(f"'{ast_text(node)}' is not a function", node)
-        return self.global_partial(Global(known.name, value), node) if isinstance(value, functools.partial) \
-            else Global(f"{known.name}[{key.value!r}]", value)
+        named = Global(python_name(value) or f"{known.name}[{key.value!r}]", value)
+        return self.global_partial(named, node) if isinstance(value, functools.partial) else named
+
+    def is_table(self, node) -> bool:
+        """Does `node` denote a dict or list of functions (made in the function, or a module-level one)?"""
+        if isinstance(node, gast.Name) and node.id in self.lowerer.env:
+            return isinstance(self.lowerer.env[node.id], Table)
+        known = self.lowerer.expressions.value_kind(node)
+        return isinstance(known, Global) and isinstance(known.value, (dict, list, tuple)) \
+            and any(is_static(v) for v in _items(known.value))
 
     def target(self, node):
         """The callable value `node` denotes; an error if it is none."""
@@ -192,7 +202,7 @@ class Callables:
             stmt.value.bound_name = stmt.targets[0].id
         elif not (isinstance(stmt.value, (gast.Dict, gast.List, gast.Tuple, gast.Subscript))
                   or isinstance(stmt.value, gast.Call) and self.is_partial_maker(stmt.value.func)
-                  or isinstance(stmt.value, gast.Name) and is_callable_value(self.lowerer.env.get(stmt.value.id))):
+                  or isinstance(stmt.value, (gast.Name, gast.Attribute)) and self.names_function(stmt.value)):
             return False
         value = self.value_of(stmt.value)
         if value is None:

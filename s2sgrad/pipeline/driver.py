@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from keyword import iskeyword
@@ -222,7 +223,7 @@ class GradientModule:
         self.names.reserved |= names.taken | {n.id for n in gast.walk(tree) if isinstance(n, gast.Name)} - nested
         for atom in _all_atoms(lowered.body, lowered.result):
             if isinstance(atom, Global):
-                root = atom.name.split(".")[0]
+                root = re.split(r"[.\[]", atom.name)[0]        # (ACTS['relu']: a function picked from ACTS)
                 if root in lowered.params:      # a function or module passed as an argument
                     continue
                 value = lowered.source.resolve(lowered.free_names.get(root, root))
