@@ -9,7 +9,7 @@ those arguments bound to it. `wrt` counts and names the partial's own parameters
     ...     return np.sum(w * x ** 2)
     >>> sg.grad(functools.partial(loss, w=2.0))(np.array([1.0, 3.0]))
     array([ 4., 12.])
-    >>> sg.grad(functools.partial(loss, w=2.0), wrt="w")(np.array([1.0, 3.0]))
+    >>> float(sg.grad(functools.partial(loss, w=2.0), wrt="w")(np.array([1.0, 3.0])))
     10.0
 """
 from __future__ import annotations
