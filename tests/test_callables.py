@@ -326,6 +326,21 @@ def test_picked_outside_and_passed():
         check(direct, [X, ACTIVATIONS[name]])
 
 
+# ---------------------------------------------------------------- second order
+
+@pytest.mark.parametrize("f, args", [(direct, [X, softplus]), (through_helper, [X, np.sin]),
+                                     (lambda_to_nested_helper, [X, 0.8]), (partial_of_user_function, [X, 0.8]),
+                                     (module_sum, [np, X])], ids=["argument", "helper", "lambda", "partial", "module"])
+def test_hessian_vector_product(f, args):
+    wrt = 1 if args[0] is np else 0
+    step = 1e-5
+    moved = [list(args), list(args)]
+    moved[0][wrt], moved[1][wrt] = args[wrt] + step * V, args[wrt] - step * V
+    expected = (sg.grad(f, wrt)(*moved[0]) - sg.grad(f, wrt)(*moved[1])) / (2 * step)
+    assert np.allclose(sg.hvp(f, wrt)(*args, V), expected, rtol=1e-5, atol=1e-7)
+
+
+
 # ---------------------------------------------------------------- refused, at the user's line
 
 def picks_by_argument(x, name):

@@ -245,6 +245,12 @@ class Callables:
                 return None                         # a library function given a function (np.vectorize, ...)
         return self.call_value(value, [], {}, node)
 
+    def call_with(self, value, args: list, keywords: dict, node):
+        """The call of callable value `value` (from `target`) with atoms `args` and `keywords` only, made for
+        `node` (a builtin calling a function it is given: ``map(f, xs)``, ``sorted(xs, key=f)``)."""
+        bare = gast.copy_location(gast.Call(func=node.func, args=[], keywords=[]), node)
+        return self.call_value(value, list(args), dict(keywords), bare)
+
     def call_value(self, value, args: list, keywords: dict, node):
         """The call `node` of callable value `value`, with atoms `args` and `keywords` bound before its own."""
         lowerer = self.lowerer

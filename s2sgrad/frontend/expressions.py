@@ -204,8 +204,8 @@ class Expressions:
         return self.lowerer.calls.call(node)
 
     def expr_Lambda(self, node):
-        raise self.lowerer.error("a lambda can be called, bound to a name or passed to a function here, not used "
-                                 "as a value otherwise", node, "bind it to a name and call it")
+        raise self.lowerer.error("a lambda can be called, bound to a name, or passed to a function of yours, not "
+                                 "used as a value otherwise", node, "write the computation out, or with a def")
 
     def expr_Lowered(self, node):
         """An argument `callables` lowered already."""
