@@ -384,7 +384,20 @@ def passes_a_clashing_lambda(x, w):
     return np.sum(clashing_helper(lambda t: t * w, x))
 
 
+def loops_over_functions(x):
+    s = 0.0
+    for act in [np.sin, np.cos]:
+        s = s + np.sum(act(x))
+    return s
+
+
+def lambda_to_a_library_function(x):
+    return np.sum(np.apply_along_axis(lambda t: t * 2.0, 0, x))
+
+
 @pytest.mark.parametrize("f, args, text, message, hint", [
+    (loops_over_functions, (X,), "for act in", r"list or dict of functions can only be indexed", r"helper"),
+    (lambda_to_a_library_function, (X,), "lambda t", r"a lambda can be called, bound to a name", r"def"),
     (picks_by_argument, (X, "tanh"), "acts[name](x)", r"known only when the code runs", r"pass it as an argument"),
     (binds_in_a_branch, (X, True), "if flag", r"'act' is bound to a function inside a branch", r"bind 'act' once"),
     (calls_a_returned_function, (X,), "act(x)", r"computed when the code runs", r"function passed as an argument"),

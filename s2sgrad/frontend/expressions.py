@@ -30,7 +30,7 @@ from ..ir import primitives
 from ..ir.names import generated_names, meaning
 from ..ir.nodes import Const, Global, If, Op, Var
 from ..rules.registry import hashable
-from .callable_values import is_callable_value
+from .callable_values import Table, is_callable_value
 from .parse import MISSING
 
 ATTRIBUTES = {"T": np.transpose, "shape": np.shape, "ndim": np.ndim, "size": np.size, "dtype": np.result_type,
@@ -246,6 +246,12 @@ class Expressions:
             local = self.lowerer.env[name]
             if isinstance(local, Global):             # a function or module passed as an argument
                 return local
+            if isinstance(local, Table):
+                raise self.lowerer.error(
+                    "a list or dict of functions can only be indexed by a constant here: a loop over it, or another "
+                    "use of it as a value, would call functions known only when the code runs", node,
+                    "call each function in its own line, or write a helper taking the function and call it once "
+                    "for each")
             if is_callable_value(local):
                 raise self.lowerer.error(f"the local function '{name}' can only be called or passed to a user "
                                          "function", node, "call it, or pass it to a function of yours")
