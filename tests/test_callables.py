@@ -9,6 +9,7 @@ import pytest
 from gradcheck import assert_grad_matches_fd
 
 import s2sgrad as sg
+from s2sgrad import d
 
 X = np.array([0.3, -0.7, 1.1])
 V = np.array([0.5, 1.0, -2.0])
@@ -26,12 +27,27 @@ def scaled(t, k=1.0):
     return np.sin(t) * k
 
 
+def ruled_sin(t):
+    return np.sin(t)
+
+
+@sg.adjoint(ruled_sin)
+def _ruled_sin_adjoint(y, t):
+    d[t] = d[y] * np.cos(t)
+
+
+@sg.tangent(ruled_sin)
+def _ruled_sin_tangent(y, t):
+    d[y] = d[t] * np.cos(t)
+
+
 cube = lambda t: t * t * t                                   # noqa: E731
 scaled_twice = functools.partial(scaled, k=2.0)
 ACTIVATIONS = {"tanh": np.tanh, "relu": relu, "soft": softplus}
 ACTIVATION_LIST = [np.sin, softplus]
-FUNCTIONS = [np.tanh, np.sin, np.exp, relu, softplus, cube, scaled_twice, functools.partial(np.sum, axis=0)]
-IDS = ["tanh", "sin", "exp", "relu", "softplus", "lambda", "partial", "partial_np"]
+FUNCTIONS = [np.tanh, np.sin, np.exp, relu, softplus, cube, scaled_twice, functools.partial(np.sum, axis=0),
+             ruled_sin]
+IDS = ["tanh", "sin", "exp", "relu", "softplus", "lambda", "partial", "partial_np", "with_a_rule"]
 
 
 def check(f, args, wrt=0):

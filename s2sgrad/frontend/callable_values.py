@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..ir.nodes import Global, Var
-from .functions import LiftedFunction
+from ..ir.primitives import python_name
+from .functions import LiftedFunction, is_user_function
 
 
 class Static:
@@ -86,3 +87,11 @@ def free_names(value) -> list:
 def static_parameters(kinds: dict) -> dict:
     """The parameters of kind `Static`, each bound to the object it is (as generated code names it)."""
     return {p: Global(p, k.value) for p, k in kinds.items() if isinstance(k, Static)}
+
+
+def named_by_generated_code(value) -> bool:
+    """Is `value` a function generated code calls by the name it has where it is called (one without a library
+    name that is not transformed either: a callable with a rule of the user's, passed as an argument)? A lambda
+    calling it then takes it as a parameter."""
+    return isinstance(value, Global) and python_name(value.value) is None and not is_user_function(value.value) \
+        and not isinstance(value.value, types.ModuleType)

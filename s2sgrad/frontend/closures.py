@@ -22,7 +22,7 @@ import gast
 
 from ..ir.nodes import Global
 from ..markers import recompute
-from .callable_values import free_names, is_callable_value
+from .callable_values import free_names, is_callable_value, named_by_generated_code
 from .functions import LiftedFunction
 from .numpy_writes import written_by_call
 from .parse import ParsedFunction
@@ -41,6 +41,9 @@ def lift(lowerer, tree) -> LiftedFunction:
     free = {n for n in read if isinstance(lowerer.env[n], str)}
     for function in functions.values():
         free |= set(free_names(function))
+    statics = {n: Global(n, functions.pop(n).value) for n in list(functions)
+               if named_by_generated_code(functions[n])}
+    free |= set(statics)
     free = sorted(free)
     defaults = [lowerer.atom(d) for d in tree.args.defaults]
     parsed = ParsedFunction(None, tree, lowerer.parsed.filename, lowerer.parsed.line_offset,
@@ -54,7 +57,7 @@ def lift(lowerer, tree) -> LiftedFunction:
         else:
             raise lowerer.error("only @s2sgrad.recompute can decorate a function defined inside a differentiated one",
                                      decorator, "apply other decorators outside")
-    lifted = LiftedFunction(parsed, free, marked, functions, defaults)
+    lifted = LiftedFunction(parsed, free, marked, functions, defaults, statics=statics)
     if recursive:
         functions[tree.name] = lifted       # it calls itself
     return lifted
