@@ -427,3 +427,17 @@ def test_refused_at_the_line(f, args, text, message, hint):
     line = start + next(k for k, source in enumerate(lines) if text in source)
     assert info.value.location.line == line
     assert re.search(hint, info.value.hint or "")
+
+
+# ---------------------------------------------------------------- a lambda differentiated, among others on its line
+
+make_power = lambda y: lambda x: np.power(x, y)             # noqa: E731
+
+
+def test_lambda_among_others_on_its_line():
+    power = make_power(2.5)
+    assert np.isclose(sg.grad(power)(1.5), 2.5 * 1.5 ** 1.5)
+    pair = (lambda x: x * 2.0, lambda x: np.sin(x) * 3.0)
+    assert np.isclose(sg.grad(pair[1])(1.0), 3 * np.cos(1.0))
+    assert np.isclose(sg.grad(pair[0])(1.0), 2.0)
+    assert np.isclose(sg.jvp(pair[1])(1.0, 1.0)[1], 3 * np.cos(1.0))
