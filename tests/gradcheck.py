@@ -10,9 +10,11 @@ that no returned gradient aliases an input or the seed.
 from __future__ import annotations
 
 import copy
+import functools
 import inspect
 import math
 import operator
+import types
 
 import numpy as np
 import pytest
@@ -23,6 +25,8 @@ from s2sgrad.frontend.lower import assert_true
 from s2sgrad.ir.primitives import astype, make_list, make_tuple, not_in, seq_getitem
 
 STEP = 1e-4
+for _shared in (types.ModuleType, functools.partial):      # a module (xp) or partial argument is shared, as a
+    copy._deepcopy_dispatch.setdefault(_shared, copy._deepcopy_atomic)    # function argument is
 
 
 # --- structure helpers -----------------------------------------------------------

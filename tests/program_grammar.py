@@ -32,7 +32,9 @@ shape (3,), made of
   early returns and loops inside, calling earlier helpers (``helper_calls_helper``);
   nested ``def``s reading the enclosing function's variables (``nested_def``);
   recursive and mutually recursive ``r0``/``r1`` whose arguments' activity changes
-  from one level to the next (``recursion``). Each call passes variables (active),
+  from one level to the next (``recursion``); lambdas bound to a name, maybe with a
+  default, reading f's variables, or called in place (``lambdas``), and
+  ``functools.partial`` of a callable, its first or last argument bound (``partial``). Each call passes variables (active),
   constants (inactive) or expressions, positionally or by keyword
   (``keyword_args``), leaving defaults out or not, so one helper is called with
   several activity patterns.
@@ -76,12 +78,15 @@ ALL_FEATURES = frozenset({
     "helper_array", "helper_int", "zero_trip", "keyword_args", "default_args", "nested_def", "recursion",
     # Python syntax around the arithmetic
     "kwonly", "walrus", "starred", "for_else",
+    # functions as values: lambdas bound to a name (or called in place), functools.partial of a callable
+    "lambdas", "partial",
 })
 # constructs left out of helpers' bodies: writes into an array argument (changes the caller's array)
 HELPER_BODY_EXCLUDED = frozenset({"index_write", "array_augassign", "iter_alias", "iter_rebind", "locals",
-                                  "nested_def", "recursion"})
+                                  "nested_def", "recursion", "lambdas", "partial"})
 HELPER_FEATURES = frozenset(f for f in ALL_FEATURES if f.startswith("helper_")) | {
-    "helpers", "zero_trip", "keyword_args", "default_args", "nested_def", "recursion", "kwonly"}
+    "helpers", "zero_trip", "keyword_args", "default_args", "nested_def", "recursion", "kwonly", "lambdas",
+    "partial"}
 
 
 # --- choosers -------------------------------------------------------------------
@@ -171,7 +176,8 @@ class Program:
         return "\n".join(lines) + "\n"
 
     def module_source(self, instrument: bool = False) -> str:
-        return "import math\n\nimport numpy as np\n\n\n" + self.source(instrument)
+        functools = "import functools\n" if "partial" in self.features_used else ""
+        return functools + "import math\n\nimport numpy as np\n\n\n" + self.source(instrument)
 
 
 # --- the generator --------------------------------------------------------------
@@ -748,6 +754,54 @@ class Generator:
         self.emit(1, f"return {body}")
         self.callables.append(Helper(name, params, False))
 
+    def lambda_def(self) -> None:
+        """``L0 = lambda u, w=K: ...`` reading f's variables as they are when it is called (or, instead, a
+        lambda called in place: ``z = (lambda u: ...)(a)``)."""
+        self.used.add("lambdas")
+        name = f"L{sum(h.name.startswith('L') for h in self.callables)}"
+        params = [("u", "scalar", None)]
+        if self.c.chance(0.4):
+            params.append(("w", "scalar", repr(self.c.choice(CONSTANTS))))
+        outer = self.scalars
+        self.scalars = [p for p, _, _ in params] + [v for v in outer if self.c.chance(0.5)]
+        saved, self.callables = self.callables, [h for h in self.callables if h.name[0] in "hr"]
+        body = self.bounded(False, [])
+        self.callables, self.scalars = saved, outer
+        signature = ", ".join(f"{p}={d}" if d else p for p, _, d in params)
+        if "z" not in self.scalars and self.c.chance(0.3):
+            self.emit(0, f"z = (lambda {signature}: {body})({self.argument('scalar', [])})")
+            self.scalars.append("z")
+            return
+        self.emit(0, f"{name} = lambda {signature}: {body}")
+        self.callables.append(Helper(name, params, False))
+        self.called_now(self.callables[-1])
+
+    def partial_def(self) -> None:
+        """``P0 = functools.partial(h, arg)`` (its first parameter bound) or ``functools.partial(h, c=arg)`` (its
+        last) of a function the program calls, the bound argument evaluated here."""
+        usable = [h for h in self.callables if len(h.params) >= 2
+                  and (self.arrays or all(kind != "array" for _, kind, _ in h.params))]
+        if not usable:
+            return
+        self.used.add("partial")
+        helper = self.c.choice(usable)
+        name = f"P{sum(h.name.startswith('P') for h in self.callables)}"
+        if self.c.chance(0.5):
+            _, kind, _ = helper.params[0]
+            bound, rest = self.argument(kind, []), helper.params[1:]
+        else:
+            param, kind, _ = helper.params[-1]
+            bound, rest = f"{param}={self.argument(kind, [])}", helper.params[:-1]
+        self.emit(0, f"{name} = functools.partial({helper.name}, {bound})")
+        self.callables.append(Helper(name, rest, helper.returns_array))
+        self.called_now(self.callables[-1])
+
+    def called_now(self, helper: Helper) -> None:
+        """Most often, ``vP0 = P0(...)`` right after a lambda or partial is made (else it may go uncalled)."""
+        if self.c.chance(0.7):
+            self.emit(0, f"v{helper.name} = {self.call(helper, [])}")
+            (self.arrays if helper.returns_array else self.scalars).append(f"v{helper.name}")
+
     def result(self, loops: list[Loop]) -> str:
         """A smooth scalar expression of the variables."""
         e, _, _ = self.expr(self.c.integer(1, 3), False, loops)
@@ -786,6 +840,10 @@ class Generator:
                 self.arrays.append("y")
         if self.on("nested_def", 0.1):
             self.nested_def()
+        if self.on("lambdas", 0.1):
+            self.lambda_def()
+        if self.callables and self.on("partial", 0.15):
+            self.partial_def()
         self.block(0, 0, [], 1, n=self.c.integer(1, 4))
         callable_here = [h for h in self.callables if self.arrays or not h.returns_array]
         if callable_here and self.c.chance(0.5):    # (so that every helper is likely to be called)
@@ -809,7 +867,8 @@ def generate(chooser, features=ALL_FEATURES, name: str = "f", rates=None, max_de
 
 # how the sweeps of programs that call helpers weigh the constructs
 HELPER_RATES = {"helpers": 1.0, "recursion": 0.3, "nested_def": 0.3, "helper_calls_helper": 0.7,
-                "helper_array": 0.5, "helper_int": 0.4, "keyword_args": 0.4, "default_args": 0.5, "kwonly": 0.4}
+                "helper_array": 0.5, "helper_int": 0.4, "keyword_args": 0.4, "default_args": 0.5, "kwonly": 0.4,
+                "lambdas": 0.3, "partial": 0.4}
 
 
 if __name__ == "__main__":          # print a few programs

@@ -46,6 +46,7 @@ Programs the random tests once found wrong are kept as plain regression tests.
 """
 from __future__ import annotations
 
+import functools
 import importlib.util
 import itertools
 import math
@@ -98,7 +99,7 @@ ALIASING = frozenset({"array_alias", "iter_alias"})
 # A value a helper returns, and a helper's parameter, are not known to be numbers or one-dimensional
 # arrays (helpers are not specialized on their arguments): `q = h(a); p = q; q += 1.0` and
 # `x = h(x); a = x[0]; x[0] = 1.0; ... a` are refused like an array's alias.
-CALLS = frozenset({"helpers", "nested_def", "recursion"})
+CALLS = frozenset({"helpers", "nested_def", "recursion", "lambdas", "partial"})
 
 
 def refused(program: Program, error: Exception) -> bool:
@@ -143,7 +144,7 @@ def smallest_margin(program: Program, args) -> float:
         margins.append(abs(float(left) - float(right)))
         return ops[op](left, right)
 
-    ns = {"np": np, "math": math, "__cmp__": cmp}
+    ns = {"np": np, "math": math, "functools": functools, "__cmp__": cmp}
     exec(compile(program.source(instrument=True), "<instrumented>", "exec"), ns)
     ns[program.name](*fresh(args))
     return min(margins)

@@ -50,6 +50,7 @@ from .generation import (
     wrt_names,
     wrt_targets,
 )
+from .partials import of_partial
 
 
 def _prepared(f, names: list[str], args, kwargs) -> tuple[list, tuple]:
@@ -77,6 +78,8 @@ def jvp(f: Callable | None = None, wrt=0, *, verbose: bool = False) -> Callable:
     """
     if f is None:
         return lambda g: jvp(g, wrt, verbose=verbose)
+    if isinstance(f, functools.partial):
+        return of_partial(jvp, f, wrt, verbose=verbose)
     if spec_of(f) is not None:
         return transform("jvp", f, wrt)
     targets, many = wrt_targets(f, wrt)
@@ -136,6 +139,8 @@ def hvp(f: Callable | None = None, wrt=0, *, verbose: bool = False) -> Callable:
     """
     if f is None:
         return lambda g: hvp(g, wrt, verbose=verbose)
+    if isinstance(f, functools.partial):
+        return of_partial(hvp, f, wrt, verbose=verbose)
     if spec_of(f) is not None:
         return transform("hvp", f, wrt)
     names, many = wrt_names(f, wrt)
@@ -165,6 +170,8 @@ def hessian(f: Callable, wrt=0) -> Callable:
         array([[6., 0.],
                [0., 6.]])
     """
+    if isinstance(f, functools.partial):
+        return of_partial(hessian, f, wrt)
     if spec_of(f) is not None:
         return transform("hessian", f, wrt)
     names, many = wrt_names(f, wrt)

@@ -40,6 +40,7 @@ from .generation import (
     wrt_names,
     wrt_targets,
 )
+from .partials import of_partial
 
 
 class _Call:
@@ -172,6 +173,8 @@ def grad(f: Callable | None = None, wrt: Wrt = 0, *, verbose: bool = False, chec
     options = _options(checkpoint, optimize, sparse, unknown)
     if f is None:
         return lambda g: grad(g, wrt, verbose=verbose, **options)
+    if isinstance(f, functools.partial):
+        return of_partial(grad, f, wrt, verbose=verbose, **options)
     return _derivative(f, "grad", wrt, options) or _make(f, wrt, "grad", verbose, options)
 
 
@@ -185,6 +188,8 @@ def value_and_grad(f: Callable | None = None, wrt: Wrt = 0, *, verbose: bool = F
     options = _options(checkpoint, optimize, sparse, unknown)
     if f is None:
         return lambda g: value_and_grad(g, wrt, verbose=verbose, **options)
+    if isinstance(f, functools.partial):
+        return of_partial(value_and_grad, f, wrt, verbose=verbose, **options)
     return _derivative(f, "value_and_grad", wrt, options) or _make(f, wrt, "value_and_grad", verbose, options)
 
 
@@ -198,6 +203,8 @@ def vjp(f: Callable | None = None, wrt: Wrt = 0, *, verbose: bool = False, check
     options = _options(checkpoint, optimize, sparse, unknown)
     if f is None:
         return lambda g: vjp(g, wrt, verbose=verbose, **options)
+    if isinstance(f, functools.partial):
+        return of_partial(vjp, f, wrt, verbose=verbose, **options)
     return _derivative(f, "vjp", wrt, options) or _make(f, wrt, "vjp", verbose, options)
 
 

@@ -63,17 +63,21 @@ class Calls:
     def call(self, node):
         lowerer, func = self.lowerer, node.func
         spread = any(isinstance(a, gast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords)
+        through_value = lowerer.callables.call(node)      # a lambda, a partial, a function passed or given
+        if through_value is not None:
+            return through_value
         if isinstance(func, gast.Attribute) and not isinstance(lowerer.expressions.value_kind(func.value), Global):
             if spread:
                 raise self.spread_error(node)
             return self.method_call(node)
         if isinstance(func, gast.Name) and isinstance(lowerer.env.get(func.id), LiftedFunction):
             return self.lifted_call(node, lowerer.env[func.id])
-        if isinstance(func, gast.Lambda):
-            raise lowerer.error("calling a lambda in place is not supported", node, "use a def")
         callee = lowerer.value(func)
         if not isinstance(callee, Global) or not callable(callee.value):
-            raise lowerer.error("only named functions can be called", node)
+            raise lowerer.error("this calls a value computed when the code runs; s2sgrad must know which function "
+                                "each call calls", node,
+                                "call a function by its name, a lambda or partial bound in the function, or a "
+                                "function passed as an argument")
         if callee.value is dict:
             return lowerer.mappings.call(node)
         if spread and not is_user_function(callee.value):

@@ -22,6 +22,7 @@ import gast
 
 from ..ir.nodes import Global
 from ..markers import recompute
+from .callable_values import free_names, is_callable_value, named_by_generated_code
 from .functions import LiftedFunction
 from .numpy_writes import written_by_call
 from .parse import ParsedFunction
@@ -38,10 +39,13 @@ def lift(lowerer, tree) -> LiftedFunction:
                                                   and n.id == tree.name for n in gast.walk(tree))
     read = {n.id for n in gast.walk(tree) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
             and n.id not in assigned and n.id in lowerer.env and not (recursive and n.id == tree.name)}
-    functions = {n: lowerer.env[n] for n in read if isinstance(lowerer.env[n], LiftedFunction)}
+    functions = {n: lowerer.env[n] for n in read if is_callable_value(lowerer.env[n])}
     free = {n for n in read if isinstance(lowerer.env[n], str)}
     for function in functions.values():
-        free |= set(function.free)
+        free |= set(free_names(function))
+    statics = {n: Global(n, functions.pop(n).value) for n in list(functions)
+               if named_by_generated_code(functions[n])}
+    free |= set(statics)
     free = sorted(free)
     parameters.defaults = {p: lowerer.atom(d) for p, d in parameters.defaults.items()}   # evaluated at the def
     parsed = ParsedFunction(None, tree, lowerer.parsed.filename, lowerer.parsed.line_offset,
@@ -55,7 +59,7 @@ def lift(lowerer, tree) -> LiftedFunction:
         else:
             raise lowerer.error("only @s2sgrad.recompute can decorate a function defined inside a differentiated one",
                                      decorator, "apply other decorators outside")
-    lifted = LiftedFunction(parsed, free, marked, functions, parameters)
+    lifted = LiftedFunction(parsed, free, marked, functions, parameters, statics=statics)
     if recursive:
         functions[tree.name] = lifted       # it calls itself
     return lifted

@@ -72,6 +72,7 @@ class ControlFlow:
             env_body = {**env_else, **env_body}
         elif raising[1] and not raising[0]:
             env_else = {**env_body, **env_else}
+        lowerer.callables.check_branches(before, env_body, env_else, where=stmt)
         outputs = [n for n in _union_keys(env_body, env_else)
                    if n in env_body and n in env_else and isinstance(env_body[n], str)
                    and (env_body[n] != before.get(n) or env_else[n] != before.get(n))]
@@ -155,6 +156,7 @@ class ControlFlow:
         with lowerer.user_calls.rebinding_scope((set(before), set(carried))):
             body, env_after, _ = lowerer.sub_block(stmt.body, lowerer.env)
         lowerer.env = before
+        lowerer.callables.check_branches(before, env_after, where=stmt)
         stale_read = aliasing.stale_in_loop(stmt, aliasing.stale_names() - stale_before)
         if stale_read is not None:
             node, stale = stale_read

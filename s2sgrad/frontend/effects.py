@@ -98,6 +98,8 @@ class UserCalls:
         """The user function a call calls (a LiftedFunction or a transformed function), or None."""
         lowerer = self.lowerer
         func = node.func
+        if getattr(func, "lifted", None) is not None:     # a call of a lambda or partial (see `callables`)
+            return func.lifted
         if isinstance(func, gast.Name) and isinstance(lowerer.env.get(func.id), LiftedFunction):
             return lowerer.env[func.id]
         callee = lowerer.expressions.resolve_callee(func)

@@ -30,7 +30,7 @@ from ..ir import primitives
 from ..ir.names import generated_names, meaning
 from ..ir.nodes import Const, Global, If, Op, Var
 from ..rules.registry import hashable
-from .functions import LiftedFunction
+from .callable_values import Table, is_callable_value
 from .parse import MISSING
 
 ATTRIBUTES = {"T": np.transpose, "shape": np.shape, "ndim": np.ndim, "size": np.size, "dtype": np.result_type,
@@ -204,8 +204,14 @@ class Expressions:
         return self.lowerer.calls.call(node)
 
     def expr_Lambda(self, node):
-        raise self.lowerer.error("a lambda inside a differentiated function is not supported", node,
-                                 "define it with def inside the function")
+        raise self.lowerer.error("a lambda can be called, bound to a name, or passed to a function of yours, not "
+                                 "used as a value otherwise", node, "write the computation out, or with a def")
+
+    def expr_Lowered(self, node):
+        """An argument `callables` lowered already."""
+        if is_callable_value(node.atom):
+            raise self.lowerer.error("a function bound by functools.partial can only be called here", node)
+        return node.atom
 
     def expr_JoinedStr(self, node):
         values = []
@@ -241,9 +247,17 @@ class Expressions:
             raise self.lowerer.stale_error(name, stale, node)
         if name in self.lowerer.env:
             local = self.lowerer.env[name]
-            if isinstance(local, LiftedFunction):
-                raise self.lowerer.error(f"the local function '{name}' can only be called", node,
-                                         "call it directly instead of passing it around")
+            if isinstance(local, Global):             # a function or module passed as an argument
+                return local
+            if isinstance(local, Table):
+                raise self.lowerer.error(
+                    "a list or dict of functions can only be indexed by a constant here: a loop over it, or another "
+                    "use of it as a value, would call functions known only when the code runs", node,
+                    "call each function in its own line, or write a helper taking the function and call it once "
+                    "for each")
+            if is_callable_value(local):
+                raise self.lowerer.error(f"the local function '{name}' can only be called or passed to a user "
+                                         "function", node, "call it, or pass it to a function of yours")
             if self.lowerer.maybe_unbound.get(name) == local:     # an error, as in Python, if no trip bound it
                 return self.lowerer.bind(Op(runtime.read_after_loop, [Var(local), Const(name)]), name)
             return Var(local)
@@ -274,6 +288,8 @@ class Expressions:
         if isinstance(node, gast.Name):
             if hasattr(node, "resolved"):
                 return Global(node.id, node.resolved)
+            if isinstance(self.lowerer.env.get(node.id), Global):
+                return self.lowerer.env[node.id]          # a function or module passed as an argument
             if node.id in self.lowerer.env or node.id in self.lowerer.loop_locals:
                 return None
             value = self.parsed.resolve(node.id)

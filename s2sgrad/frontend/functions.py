@@ -30,6 +30,7 @@ class LiftedFunction:
     parameters: object = None                # its `signatures.Parameters`, defaults as atoms evaluated at its def
     also_returns: tuple = ()                 # parameters it changes in place: it returns (result, *their
     #                                          final versions), and the caller rebinds its variables to them
+    statics: dict = field(default_factory=dict)     # parameters bound to the callable values a call gives them
 
     @property
     def __name__(self):

@@ -15,8 +15,8 @@ nested ``def``s are lifted, their free variables becoming extra parameters.
 `Lowerer` holds the state of one function's lowering (the block being built, the
 current version of each name, `aliasing`) and lowers its statements; it hands
 expressions to `expressions.Expressions`, calls to `calls.Calls`, calls of user
-functions to `effects.UserCalls`, NumPy's in-place functions to
-`numpy_writes.NumpyWrites`, assignments to `assignments.Assignments`, branches and
+functions to `effects.UserCalls`, lambdas, partials and functions as values to `callables.Callables`,
+NumPy's in-place functions to `numpy_writes.NumpyWrites`, assignments to `assignments.Assignments`, branches and
 loops to `control_flow.ControlFlow`, nested defs to `closures.lift`.
 """
 from __future__ import annotations
@@ -33,6 +33,7 @@ from ..ir.names import Names
 from ..ir.nodes import Assign, Const, Function, Op, Var, assignments, to_source
 from .aliasing import Aliasing
 from .assignments import Assignments
+from .callables import Callables
 from .calls import Calls
 from .closures import lift
 from .control_flow import ControlFlow
@@ -64,7 +65,7 @@ def effects_of(fn) -> Effects | None:
     _ANALYSING.add(id(fn))
     try:
         if isinstance(fn, LiftedFunction):
-            lowerer = Lowerer(fn.parsed, functions=fn.functions)
+            lowerer = Lowerer(fn.parsed, functions=fn.functions, statics=fn.statics)
             lowerer.function(list(fn.free))
         else:
             lowerer = Lowerer(parse_function(fn))
@@ -85,17 +86,19 @@ def lower(parsed: ParsedFunction, extra_params: list[str] = ()) -> Function:
     return Lowerer(parsed).function(list(extra_params))
 
 
-def lower_function(fn, scalars=(), vectors=(), dicts=(), fields=None) -> tuple[Function, Names]:
+def lower_function(fn, scalars=(), vectors=(), dicts=(), fields=None, statics=None) -> tuple[Function, Names]:
     """Lower a user function or a LiftedFunction; also returns the names it uses.
 
     `scalars` names parameters known to hold Python or NumPy scalars, `vectors` those known to hold
-    one-dimensional arrays (whose elements, ``x[i]``, are scalars, never views).
+    one-dimensional arrays (whose elements, ``x[i]``, are scalars, never views); `statics` binds
+    parameters to the callable values they are known to be (see `callables`).
     """
     if isinstance(fn, LiftedFunction):
-        lowerer = Lowerer(fn.parsed, functions=fn.functions)
+        lowerer = Lowerer(fn.parsed, functions=fn.functions, statics=fn.statics)
         lowerer.also_returns = list(fn.also_returns)
         return lowerer.function(list(fn.free)), lowerer.names
-    lowerer = Lowerer(parse_function(fn), scalars=scalars, vectors=vectors, dicts=dicts, fields=fields)
+    lowerer = Lowerer(parse_function(fn), scalars=scalars, vectors=vectors, dicts=dicts, fields=fields,
+                      statics=statics)
     return lowerer.function(), lowerer.names
 
 
@@ -128,11 +131,11 @@ class Lowerer:
 
     `functions`: nested defs of an enclosing function it may call; `scalars`, `vectors`, `dicts`: its
     parameters known to hold scalars, one-dimensional arrays, dicts; `fields`: those known to hold named
-    tuples, with their fields' names.
+    tuples, with their fields' names; `statics`: those bound to callable values (see `callables`).
     """
 
     def __init__(self, parsed: ParsedFunction, names: Names | None = None, functions=None, scalars=(),
-                 vectors=(), dicts=(), fields=None):
+                 vectors=(), dicts=(), fields=None, statics=None):
         self.parsed = parsed
         self.dicts = dicts                        # parameters known to hold dicts
         self.names = names or Names(_identifiers(parsed.tree))
@@ -150,12 +153,15 @@ class Lowerer:
         self.expressions = Expressions(self, fields or {})
         self.calls = Calls(self)
         self.mappings = Mappings(self)
+        self.callables = Callables(self)
+        self.statics = dict(statics or {})
         self.user_calls = UserCalls(self, effects_of)
         self.writes = NumpyWrites(self)
         self.assignments = Assignments(self)
         self.control = ControlFlow(self)
         self.statements = {
-            "Assign": self.assignments.assign, "AugAssign": self.assignments.augmented_assign,
+            "Assign": lambda stmt: self.callables.assign(stmt) or self.assignments.assign(stmt),
+            "AugAssign": self.assignments.augmented_assign,
             "If": self.control.if_statement, "While": self.control.while_loop, "Expr": self.stmt_Expr,
             "Assert": self.stmt_Assert, "FunctionDef": self.stmt_FunctionDef, "Pass": lambda stmt: None,
             "Raise": self.stmt_Raise, "Delete": self.stmt_Delete,
@@ -267,6 +273,7 @@ class Lowerer:
             params.append(self.names.take(name))
             self.env[name] = name
             self.aliasing.bind(name, name)
+        self.env.update(self.statics)
         body = Desugar(self.parsed, self.names, self.dicts).function(copy.deepcopy(tree.body))
         result = self.block(body)
         self.effects = summarize_effects(self.aliasing, tree, [a.id for a in args.args] + list(extra_params))

@@ -214,12 +214,16 @@ def _pass_arguments_on(parsed: ParsedFunction, signature: inspect.Signature) -> 
 def _lambda_as_function(raw, fn, filename, first_line):
     """A lambda's source is the whole line it sits on: find the one lambda there and make it a def."""
     text = raw.strip()
+    indent = len(raw) - len(raw.lstrip())
     for candidate in (text, text.rstrip(",)"), "(" + text + ")"):
+        dropped = candidate.startswith(("@", "."))
         try:
-            module = gast.parse(candidate if not candidate.startswith(("@", ".")) else candidate[1:])
+            module = gast.parse(candidate if not dropped else candidate[1:])
         except SyntaxError:
             continue
         lambdas = [n for n in gast.walk(module) if isinstance(n, gast.Lambda)]
+        shift = indent - candidate.startswith("(") + dropped     # a first line's column in the file
+        lambdas = _lambdas_running(lambdas, fn.__code__, first_line, shift) if len(lambdas) > 1 else lambdas
         if len(lambdas) != 1:
             raise UnsupportedSyntax("cannot tell which lambda on this line is being differentiated",
                                     Location(filename, first_line, 0, linecache.getline(filename, first_line)),
@@ -232,3 +236,21 @@ def _lambda_as_function(raw, fn, filename, first_line):
         gast.copy_location(tree, lam)
         return tree
     return None
+
+
+def _lambdas_running(lambdas: list, code, first_line: int, shift: int) -> list:
+    """Of several lambdas on the lines of `code`, the innermost whose body holds where `code` starts running
+    (the first position of its instructions, Python 3.11 on), as a one-element list; all of them if unknown."""
+    positions = getattr(code, "co_positions", None)
+    start = next(((line, col) for line, _, col, end in (positions() if positions else ())
+                  if line is not None and col is not None and (col, end) != (0, 0)), None)
+    if start is None:
+        return lambdas
+
+    def where(line, col):
+        return first_line + line - 1, col + (shift if line == 1 else 0)
+    holding = [lam for lam in lambdas if where(lam.body.lineno, lam.body.col_offset) <= start
+               < where(lam.body.end_lineno, lam.body.end_col_offset)]
+    innermost = [lam for lam in holding if not any(other is not lam and other in set(gast.walk(lam.body))
+                                                   for other in holding)]
+    return innermost or lambdas

@@ -24,8 +24,10 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
+from keyword import iskeyword
 
 import gast
 import numpy as np
@@ -50,6 +52,7 @@ from ..backend.codegen import comment_line, compile_module, drop_broadcasts, fol
 from ..backend.peephole import simplify_arithmetic
 from ..backend.vectorize import vectorize
 from ..errors import COMPLEX_HINT, NonScalarOutput, S2SGradError, UnsupportedSyntax
+from ..frontend.callable_values import Static, is_static, static_parameters
 from ..frontend.functions import LiftedFunction, is_recomputed
 from ..frontend.lower import lower_function
 from ..frontend.parse import call_signature
@@ -194,7 +197,9 @@ def local_dicts(lowered) -> dict:
 
 def kind_of(value):
     """What generated code is specialized on: "int", "scalar", "seq" (a list or tuple), "dict", a named
-    tuple's `Fields`, an array's shape, or "tensor" (anything else)."""
+    tuple's `Fields`, an array's shape, a function's or module's identity (`Static`), or "tensor" (anything else)."""
+    if is_static(value):
+        return Static(value)
     if isinstance(value, dict):
         return DICT
     if isinstance(value, tuple) and isinstance(getattr(type(value), "_fields", None), tuple):
@@ -230,9 +235,9 @@ class GradientModule:
 
     # ---------------------------------------------------------------- pipeline of one function
 
-    def prepare(self, fn, scalars=(), vectors=(), dicts=(), fields=None):
+    def prepare(self, fn, scalars=(), vectors=(), dicts=(), fields=None, statics=None):
         """Lower `fn` (a function or a LiftedFunction); also returns the names it uses."""
-        lowered, names = lower_function(fn, scalars, vectors, dicts, fields)
+        lowered, names = lower_function(fn, scalars, vectors, dicts, fields, statics)
         self.collect_globals(lowered, names)
         if self.recomputes:
             save_states_for_recomputation(lowered.body, names, is_recomputed)
@@ -246,7 +251,9 @@ class GradientModule:
         self.names.reserved |= names.taken | {n.id for n in gast.walk(tree) if isinstance(n, gast.Name)} - nested
         for atom in _all_atoms(lowered.body, lowered.result):
             if isinstance(atom, Global):
-                root = atom.name.split(".")[0]
+                root = re.split(r"[.\[]", atom.name)[0]        # (ACTS['relu']: a function picked from ACTS)
+                if root in lowered.params:      # a function or module passed as an argument
+                    continue
                 value = lowered.source.resolve(lowered.free_names.get(root, root))
                 self.namespace.setdefault(root, {}).setdefault(id(value), (value, lowered.loc))
 
@@ -275,7 +282,8 @@ class GradientModule:
         lowered, names = self.prepare(fn, [p for p, k in kinds.items() if k in (SCALAR, INT)],
                                       [p for p, k in kinds.items() if isinstance(k, tuple) and len(k) == 1],
                                       [p for p, k in kinds.items() if k == DICT],
-                                      {p: k.names for p, k in kinds.items() if isinstance(k, Fields)})
+                                      {p: k.names for p, k in kinds.items() if isinstance(k, Fields)},
+                                      static_parameters(kinds))
         specialize_sequences(lowered, arg_kinds)
         analysis = analyze(lowered, list(wrt), arg_kinds, activity="activity" in self.optimizations,
                            arg_dtypes=arg_dtypes, seed_dtype=seed_dtype)
@@ -367,7 +375,8 @@ class GradientModule:
             return self.callees[key]
         base = identifier(fn.__name__)
         names = (self.names.fresh(f"{base}_forward"), self.names.fresh(f"{base}_backward")) if any(mask) \
-            else (self.names.fresh(base if isinstance(fn, LiftedFunction) else f"{base}_primal"), "")
+            else (self.names.fresh(base if isinstance(fn, LiftedFunction) and not iskeyword(base)
+                                   else f"{base}_primal"), "")
         self.callees[key] = names
         self.impure_functions |= {n for n in names if any(mask)}
         self.build_callee(fn, mask, names, loc, structures)

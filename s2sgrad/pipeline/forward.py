@@ -8,6 +8,7 @@ import os
 
 from ..analysis.activity import DICT, INT, SCALAR, Fields, analyze, specialize_sequences
 from ..backend.forward_tidy import drop_dead_tangents, unpack_tuples
+from ..frontend.callable_values import static_parameters
 from ..frontend.functions import LiftedFunction
 from ..frontend.lower import Lowerer
 from ..frontend.relower import is_generated, parse_generated
@@ -42,10 +43,10 @@ class ForwardModule(GradientModule):
         self.hint = hint
         self.tangent_callees: dict = {}
 
-    def prepare(self, fn, scalars=(), vectors=(), dicts=(), fields=None):
+    def prepare(self, fn, scalars=(), vectors=(), dicts=(), fields=None, statics=None):
         if isinstance(fn, LiftedFunction) or not is_generated(fn):
-            return super().prepare(fn, scalars, vectors, dicts, fields)
-        lowerer = Lowerer(parse_generated(fn), scalars=scalars, vectors=vectors)
+            return super().prepare(fn, scalars, vectors, dicts, fields, statics)
+        lowerer = Lowerer(parse_generated(fn), scalars=scalars, vectors=vectors, statics=statics)
         lowered = lowerer.function()
         self.collect_globals(lowered, lowerer.names)
         return lowered, lowerer.names
@@ -56,7 +57,8 @@ class ForwardModule(GradientModule):
         lowered, names = self.prepare(fn, [p for p, k in kinds.items() if k in (SCALAR, INT)],
                                       [p for p, k in kinds.items() if isinstance(k, tuple) and len(k) == 1],
                                       [p for p, k in kinds.items() if k == DICT],
-                                      {p: k.names for p, k in kinds.items() if isinstance(k, Fields)})
+                                      {p: k.names for p, k in kinds.items() if isinstance(k, Fields)},
+                                      static_parameters(kinds))
         self.origin = getattr(lowered.source, "origin", "") \
             or f"{os.path.basename(lowered.source.filename)}:{lowered.name}"
         specialize_sequences(lowered, arg_kinds)
