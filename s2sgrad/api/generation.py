@@ -26,6 +26,8 @@ from ..optimizations import resolve
 from ..pipeline.driver import GradientModule
 from ..pipeline.forward import ForwardModule
 from ..runtime import SparseGrad, rebuilt
+from ..runtime.records import fields as record_fields
+from ..runtime.records import is_differentiable, is_record
 from ..transforms.forward import tangent_hint
 
 Wrt = Union[int, str, Sequence[Union[int, str]]]
@@ -93,6 +95,12 @@ def check_differentiable(f, name: str, value) -> None:
         elif isinstance(v, dict):
             for item in v.values():
                 walk(item)
+        elif is_record(v):                     # static fields (ints, strings, callables, ...) have no gradient
+            for item in record_fields(v).values():
+                if is_differentiable(item):
+                    walk(item)
+            if not is_differentiable(v):
+                leaves.append(v)
         else:
             leaves.append(v)
     walk(value)

@@ -68,6 +68,9 @@ class Calls:
             return self.lifted_call(node, lowerer.env[func.id])
         if isinstance(func, gast.Lambda):
             raise lowerer.error("calling a lambda in place is not supported", node, "use a def")
+        instance = lowerer.objects.instance_call(node)
+        if instance is not None:
+            return instance
         callee = lowerer.value(func)
         if not isinstance(callee, Global) or not callable(callee.value):
             raise lowerer.error("only named functions can be called", node)
@@ -77,6 +80,9 @@ class Calls:
         """``x.f(...)`` of a local value: the NumPy function `METHODS` says it means."""
         lowerer, func = self.lowerer, node.func
         obj = lowerer.atom(func.value)
+        of_object = lowerer.objects.method_call(obj, node)
+        if of_object is not None:
+            return of_object
         method = METHODS.get(func.attr)
         if method is None:
             raise lowerer.error(f"the method '{func.attr}' is not supported on a local value", node,
@@ -112,6 +118,9 @@ class Calls:
     def function_call(self, callee: Global, node):
         """A call of a module-level function (NumPy's, a builtin, a user function)."""
         lowerer = self.lowerer
+        of_object = lowerer.objects.bound_method_call(callee, node) or lowerer.objects.construct(callee, node)
+        if of_object is not None:
+            return of_object
         if any(callee.value is f for f in HIDDEN_CODE):
             raise lowerer.error(f"{callee.name}() runs or reads code that s2sgrad cannot see", node,
                                 "write the computation out in the function")

@@ -190,6 +190,9 @@ class Expressions:
             if value is MISSING:
                 raise self.lowerer.error(f"'{base.name}' has no attribute '{node.attr}'", node)
             return Global(f"{base.name}.{node.attr}", value)
+        read = self.lowerer.objects.attribute(base, node)
+        if read is not None:
+            return read
         if isinstance(node.value, gast.Name) and node.attr in self.fields.get(node.value.id, ()) \
                 and isinstance(base, Var) and base.name == node.value.id:      # a named tuple argument's field
             return Op(operator.getitem, [base, Const(self.fields[node.value.id].index(node.attr))])

@@ -41,6 +41,7 @@ from .effects import Effects, UserCalls, summarize_effects
 from .expressions import Expressions, temporary_hint
 from .functions import LiftedFunction
 from .numpy_writes import NumpyWrites
+from .objects import Objects
 from .parse import ParsedFunction, parse_function
 
 assert_true = runtime.assert_true
@@ -145,6 +146,7 @@ class Lowerer:
         self.loop_locals: dict[str, object] = {}  # names that exist only inside an earlier loop
         self.global_names: dict[str, str] = {}    # the user's free name -> its name in generated code
         self.expressions = Expressions(self, fields or {})
+        self.objects = Objects(self, fields or {})
         self.calls = Calls(self)
         self.user_calls = UserCalls(self, effects_of)
         self.writes = NumpyWrites(self)
@@ -216,6 +218,7 @@ class Lowerer:
 
     def emit(self, target, value) -> None:
         self.out.append(Assign(target, value, self.parsed.location(self.node)))
+        self.objects.assigned(target, value)
 
     def bind(self, value, hint: str = "t"):
         """An atom for `value`: Ops get a temporary name."""
@@ -270,6 +273,7 @@ class Lowerer:
         function = Function(tree.name, params, self.out, result, self.parsed.location(tree), self.parsed)
         function.defaults = [ast.unparse(gast.gast_to_ast(d)) for d in tree.args.defaults]
         function.free_names = {generated: user for user, generated in self.global_names.items()}
+        function.objects = dict(self.objects.kinds)
         return function
 
     def block(self, stmts):

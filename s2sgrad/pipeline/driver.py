@@ -52,6 +52,7 @@ from ..backend.vectorize import vectorize
 from ..errors import COMPLEX_HINT, NonScalarOutput, S2SGradError, UnsupportedSyntax
 from ..frontend.functions import LiftedFunction, is_recomputed
 from ..frontend.lower import lower_function
+from ..frontend.objects import is_object_kind, kind_of_object
 from ..frontend.parse import call_signature
 from ..ir.names import Names, identifier
 from ..ir.nodes import Const, Global, Op, Var
@@ -166,9 +167,12 @@ def imports(functions: list) -> str:
 
 def kind_of(value):
     """What generated code is specialized on: "int", "scalar", "seq" (a list or tuple), "dict", a named
-    tuple's `Fields`, an array's shape, or "tensor" (anything else)."""
+    tuple's `Fields`, a record's `ObjectKind` (and `ItemsKind`, `GeneratorKind`), an array's shape, or "tensor"
+    (anything else)."""
     if isinstance(value, dict):
         return DICT
+    if kind_of_object(value) is not None:       # a record, a list of records, a generator
+        return kind_of_object(value)
     if isinstance(value, tuple) and isinstance(getattr(type(value), "_fields", None), tuple):
         return Fields(type(value)._fields)
     if isinstance(value, (list, tuple)):
@@ -180,6 +184,13 @@ def kind_of(value):
     if isinstance(value, np.ndarray) and value.ndim:
         return value.shape
     return TENSOR
+
+
+def structure_fields(kinds: dict) -> dict:
+    """What lowering is told of the parameters holding named tuples (their fields' names) and records (their
+    kinds)."""
+    return {p: k.names if isinstance(k, Fields) else k for p, k in kinds.items()
+            if isinstance(k, Fields) or is_object_kind(k)}
 
 
 class GradientModule:
@@ -247,7 +258,7 @@ class GradientModule:
         lowered, names = self.prepare(fn, [p for p, k in kinds.items() if k in (SCALAR, INT)],
                                       [p for p, k in kinds.items() if isinstance(k, tuple) and len(k) == 1],
                                       [p for p, k in kinds.items() if k == DICT],
-                                      {p: k.names for p, k in kinds.items() if isinstance(k, Fields)})
+                                      structure_fields(kinds))
         specialize_sequences(lowered, arg_kinds)
         analysis = analyze(lowered, list(wrt), arg_kinds, activity="activity" in self.optimizations,
                            arg_dtypes=arg_dtypes, seed_dtype=seed_dtype)
@@ -263,7 +274,8 @@ class GradientModule:
                                     COMPLEX_HINT)
         scalar_output = mode == "grad" and "dead_primal_code" in self.optimizations \
             and isinstance(lowered.result, Var) and is_scalar_output(lowered.result.name, analysis)
-        self.structures.append({p: k for p, k in kinds.items() if k == DICT or isinstance(k, Fields)})
+        self.structures.append({**lowered.objects, **{p: k for p, k in kinds.items()
+                                                     if k == DICT or isinstance(k, Fields) or is_object_kind(k)}})
         try:
             sweeps = Reverse(lowered, wrt, analysis, self, names, self.checkpoint, self.optimizations,
                              self.sparse, value_needed=mode != "grad" or not scalar_output).run()
@@ -314,14 +326,15 @@ class GradientModule:
         """Per argument of a call, the kind of container (`DICT` or `Fields`) it is known to be: the function
         being generated passes its own parameter of that kind on (else None)."""
         known = self.structures[-1] if self.structures else {}
-        return tuple(known.get(a.name) if isinstance(a, Var) else None for a in args)
+        return tuple(known.get(a.name) if isinstance(a, Var) else kind_of_object(a.value) if isinstance(a, Global)
+                     else None for a in args)
 
     def prepare_callee(self, fn, structures: tuple):
         """Lower called function `fn`, knowing which of its parameters hold dicts or named tuples."""
         params = list(call_signature(fn).parameters) if not isinstance(fn, LiftedFunction) else []
         by_param = dict(zip(params, structures))
         return self.prepare(fn, dicts=[p for p, k in by_param.items() if k == DICT],
-                            fields={p: k.names for p, k in by_param.items() if isinstance(k, Fields)})
+                            fields=structure_fields(by_param))
 
     @staticmethod
     def callee_kinds(lowered, structures: tuple) -> dict:
@@ -350,7 +363,7 @@ class GradientModule:
         # the caller's activity decides which parameters are varied
         specialize_sequences(lowered, self.callee_kinds(lowered, structures))
         analysis = analyze(lowered, wrt, self.callee_kinds(lowered, structures))
-        self.structures.append(dict(zip(lowered.params, structures)))
+        self.structures.append({**lowered.objects, **dict(zip(lowered.params, structures))})
         try:
             sweeps = Reverse(lowered, wrt, analysis, self, names, self.checkpoint, self.optimizations).run()
         finally:
@@ -455,5 +468,5 @@ def _all_atoms(block, result):
             yield from stmt.body_outs
 
 
-__all__ = ["GradientModule", "kind_of", "GeneratedFunction", "BackwardSweep", "Pass", "run_passes",
+__all__ = ["GradientModule", "kind_of", "structure_fields", "GeneratedFunction", "BackwardSweep", "Pass", "run_passes",
            "GRADIENT_PASSES"]

@@ -14,7 +14,8 @@ from ..frontend.relower import is_generated, parse_generated
 from ..ir.names import identifier
 from ..ir.syntax import function as _function
 from ..transforms.forward import Forward, TangentCode, tangent_hint
-from .driver import GRADIENT_PASSES, GradientModule, Pass, on_function
+from ..frontend.objects import is_object_kind
+from .driver import GRADIENT_PASSES, GradientModule, Pass, on_function, structure_fields
 
 FORWARD_PASSES: tuple[Pass, ...] = (Pass("unpack_tuples", on_function(unpack_tuples)), *GRADIENT_PASSES)
 """The passes of forward mode's generated functions: those of gradients, tuples read element by element
@@ -45,7 +46,7 @@ class ForwardModule(GradientModule):
     def prepare(self, fn, scalars=(), vectors=(), dicts=(), fields=None):
         if isinstance(fn, LiftedFunction) or not is_generated(fn):
             return super().prepare(fn, scalars, vectors, dicts, fields)
-        lowerer = Lowerer(parse_generated(fn), scalars=scalars, vectors=vectors)
+        lowerer = Lowerer(parse_generated(fn), scalars=scalars, vectors=vectors, fields=fields)
         lowered = lowerer.function()
         self.collect_globals(lowered, lowerer.names)
         return lowered, lowerer.names
@@ -56,12 +57,13 @@ class ForwardModule(GradientModule):
         lowered, names = self.prepare(fn, [p for p, k in kinds.items() if k in (SCALAR, INT)],
                                       [p for p, k in kinds.items() if isinstance(k, tuple) and len(k) == 1],
                                       [p for p, k in kinds.items() if k == DICT],
-                                      {p: k.names for p, k in kinds.items() if isinstance(k, Fields)})
+                                      structure_fields(kinds))
         self.origin = getattr(lowered.source, "origin", "") \
             or f"{os.path.basename(lowered.source.filename)}:{lowered.name}"
         specialize_sequences(lowered, arg_kinds)
         analysis = analyze(lowered, list(wrt), arg_kinds)
-        self.structures.append({p: k for p, k in kinds.items() if k == DICT or isinstance(k, Fields)})
+        self.structures.append({**lowered.objects, **{p: k for p, k in kinds.items()
+                                                     if k == DICT or isinstance(k, Fields) or is_object_kind(k)}})
         try:
             code = tidied(Forward(lowered, list(wrt), analysis, self, names, self.hint).run())
         finally:
@@ -87,7 +89,7 @@ class ForwardModule(GradientModule):
             self.tangent_callees[key] = None
             return None
         fn_name = self.tangent_callees[key] = self.names.fresh(f"{identifier(fn.__name__)}_jvp")
-        self.structures.append(dict(zip(lowered.params, structures)))
+        self.structures.append({**lowered.objects, **dict(zip(lowered.params, structures))})
         try:
             # a recursive call finds fn_name
             code = tidied(Forward(lowered, wrt, analysis, self, names, self.hint).run())

@@ -4,7 +4,7 @@ Every generated module starts with ``from s2sgrad.runtime import *``; `__all__` 
 of the package does one job: the stack of primal values (`stacks`), gradients of any structure
 (`gradients`, `sparse`), broadcasting undone (`arrays`), reads and writes by index (`indexing`, `writes`,
 `sequences`), the lowered form's control flow (`control`), checkpointed loops (`checkpoints`) and random
-states (`random_states`), calls of s2sgrad's own derivatives (`derivatives`), and the helpers of the
+states (`random_states`), objects as records (`records`), calls of s2sgrad's own derivatives (`derivatives`), and the helpers of the
 derivative rules (`contractions`, `shapes`, `reductions`, `elementwise`).
 
     >>> import numpy as np
@@ -37,6 +37,7 @@ from .gradients import Like, add_grads, complete, grad_or_zeros, like, zeros_lik
 from .gradients import rebuilt as rebuilt  # (not in __all__, as RandomStates: for s2sgrad's own modules)
 from .indexing import scatter, seq_scatter
 from .random_states import RandomStates as RandomStates
+from .records import field_grad, field_tangent, new_record, random_draw, with_field, without_field, written_field
 from .random_states import random_state, replay, swap_random_state
 from .reductions import (
     cumprod_grad,
@@ -87,6 +88,7 @@ __all__ = [
     "cumprod_grad_tangent_a", "cumprod_tangent",
     "linspace_fraction", "add_at", "subtract_at", "maximum_at", "minimum_at", "extremum_ties", "at_copy",
     "written_copy", "as_column", "unsort", "sorted_like",
+    "field_grad", "field_tangent", "new_record", "with_field", "without_field", "written_field", "random_draw",
     # forward mode and higher order
     "broadcast_like", "stack_push", "stack_pop", "stack_pop_rows", "einsum_tangent", "einsum_grad_tangent",
 ]

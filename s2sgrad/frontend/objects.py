@@ -1,0 +1,258 @@
+"""Part of stage 2: objects in lowering: the kinds of records (`ObjectKind`, `ItemsKind`), attribute reads,
+method calls, callable instances, dataclass constructors and random draws from a generator argument.
+
+A record is an object whose fields are differentiated (`runtime.records`: a dataclass instance, a registered
+class's instance, any user class's instance). Generated code is specialized on its class and the kinds of its
+fields, so a method's function is known when the code is generated: ``model.forward(x)`` is a call of the user
+function ``Model.forward`` with the object first, ``layer(x)`` one of ``Dense.__call__``, and ``p.W`` the
+primitive `attribute`, whose adjoint is a record gradient. A record made in the function by a dataclass
+constructor is a new record written field by field (`with_field`):
+
+    >>> import dataclasses
+    >>> from s2sgrad.frontend.lower import lowered_source
+    >>> @dataclasses.dataclass
+    ... class Affine:
+    ...     W: np.ndarray
+    ...     b: float = 0.0
+    ...     def apply(self, x):
+    ...         return self.W @ x + self.b
+    >>> def f(W, x):
+    ...     return Affine(W).apply(x)
+    >>> print(lowered_source(f), end="")
+    def f(W, x):
+        Affine_1 = new_record(Affine)
+        Affine_2 = with_field(Affine_1, 'W', W)
+        Affine_3 = with_field(Affine_2, 'b', 0.0)
+        apply = Affine.apply(Affine_3, x)
+        return apply
+"""
+from __future__ import annotations
+
+import ast
+import dataclasses
+import inspect
+import operator
+from dataclasses import dataclass
+
+import gast
+import numpy as np
+
+from .. import runtime
+from ..ir import primitives
+from ..ir.nodes import Const, Global, Op, Var
+from ..runtime.records import fields as record_fields
+from ..runtime.records import is_record
+
+primitives.INTERNAL.update({runtime.random_draw: "random_draw", runtime.new_record: "new_record",
+                            runtime.with_field: "with_field"})
+GENERATORS = (np.random.Generator, np.random.RandomState)
+
+
+@dataclass(frozen=True)
+class ObjectKind:
+    """What generated code is specialized on for a record: its class, and per field the kind of a record (or
+    of a list of records) it holds, else None. `named`: a named tuple (whose fields are read by index)."""
+
+    cls: type
+    fields: tuple = ()                  # ((name, ObjectKind | ItemsKind | None), ...)
+    named: bool = False
+
+    @property
+    def names(self) -> tuple:
+        return tuple(name for name, _ in self.fields)
+
+    def field(self, name):
+        return dict(self.fields).get(name)
+
+
+@dataclass(frozen=True)
+class ItemsKind:
+    """A list or tuple holding records: the kind of each item (None for an item that is none)."""
+
+    items: tuple
+
+    def item(self, index):
+        """The kind of ``items[index]``: by a constant index, or the one kind all items share."""
+        if isinstance(index, Const) and isinstance(index.value, int) and -len(self.items) <= index.value < \
+                len(self.items):
+            return self.items[index.value]
+        return self.items[0] if self.items and len(set(self.items)) == 1 else None
+
+
+@dataclass(frozen=True)
+class GeneratorKind:
+    """A random number generator passed as an argument: its methods draw (no gradient through its state)."""
+
+    cls: type
+
+
+def kind_of_object(value):
+    """The `ObjectKind`, `ItemsKind` or `GeneratorKind` of `value`, or None for anything else."""
+    if isinstance(value, GENERATORS):
+        return GeneratorKind(type(value))
+    if isinstance(value, (list, tuple)) and not hasattr(type(value), "_fields"):
+        items = tuple(kind_of_object(v) for v in value)
+        return ItemsKind(items) if any(isinstance(i, (ObjectKind, ItemsKind)) for i in items) else None
+    if isinstance(value, tuple) and hasattr(type(value), "_fields"):
+        kinds = tuple((n, kind_of_object(v)) for n, v in zip(type(value)._fields, value))
+        return ObjectKind(type(value), kinds, named=True) if any(k for _, k in kinds) else None
+    if not is_record(value):
+        return None
+    attributes = dict(vars(value)) if hasattr(value, "__dict__") else {}
+    attributes.update({k: v for k, v in record_fields(value).items() if isinstance(k, str)})
+    return ObjectKind(type(value), tuple((name, kind_of_object(v)) for name, v in attributes.items()))
+
+
+def is_object_kind(kind) -> bool:
+    return isinstance(kind, (ObjectKind, ItemsKind, GeneratorKind))
+
+
+class Objects:
+    """Lowers what the function `lowerer` lowers does with records: each name known to hold one has its kind in
+    `kinds` (by single-assignment name: parameters, fields read, items taken out of a list, constructors' results,
+    and names assigned from those)."""
+
+    def __init__(self, lowerer, parameter_kinds: dict):
+        self.lowerer = lowerer
+        self.kinds = {p: k for p, k in parameter_kinds.items() if is_object_kind(k)}
+
+    def kind(self, atom):
+        if isinstance(atom, Var):
+            return self.kinds.get(atom.name)
+        if isinstance(atom, Global):
+            return kind_of_object(atom.value)
+        return None
+
+    def assigned(self, target: str, value) -> None:
+        """`target` is bound to `value` (an atom or an Op): it holds a record if `value` does."""
+        if isinstance(value, Op) and value.fn in (primitives.seq_getitem, operator.getitem) and len(value.args) == 2:
+            items = self.kind(value.args[0])
+            kind = items.item(value.args[1]) if isinstance(items, ItemsKind) else None
+        elif isinstance(value, Op):
+            kind = None
+        else:
+            kind = self.kind(value)
+        if kind is not None:
+            self.kinds[target] = kind
+
+    def attribute(self, base, node):
+        """``base.attr`` where `base` holds a record: its field (an `attribute` read, or the index of a named
+        tuple's field), a property (a call of its getter), a class-level value; None where `base` is no record."""
+        kind = self.kind(base)
+        if not isinstance(kind, ObjectKind):
+            return None
+        lowerer, attr = self.lowerer, node.attr
+        if kind.named and attr in kind.names:
+            return Op(operator.getitem, [base, Const(kind.names.index(attr))])
+        static = inspect.getattr_static(kind.cls, attr, None)
+        if isinstance(static, property) and attr not in kind.names:
+            return self.user_call(static.fget, [base], {}, node, f"{kind.cls.__name__}.{attr}")
+        if attr not in kind.names and (inspect.isfunction(static) or isinstance(static, (staticmethod,
+                                                                                         classmethod))):
+            raise lowerer.error(f"the method '{attr}' of a {kind.cls.__name__} is only supported when called", node,
+                                f"call it ({ast_text(node)}(...)) instead of passing it around")
+        if attr not in kind.names and not hasattr(kind.cls, attr):
+            raise lowerer.error(f"'{kind.cls.__name__}' object has no attribute '{attr}'", node)
+        read = lowerer.bind(Op(primitives.attribute, [base, Const(attr)]), attr)
+        if kind.field(attr) is not None:
+            self.kinds[read.name] = kind.field(attr)
+        return read
+
+    def method_call(self, base, node):
+        """``base.name(...)`` where `base` holds a record or a generator: the class's function called with the
+        object first (a generator's method: a draw); None where `base` is neither."""
+        kind = self.kind(base)
+        attr = node.func.attr
+        if isinstance(kind, GeneratorKind):
+            args, kwargs = self.arguments(node)
+            return Op(runtime.random_draw, [base, Const(attr), *args], kwargs)
+        if not isinstance(kind, ObjectKind):
+            return None
+        return self.call_of(kind, base, attr, node)
+
+    def instance_call(self, node):
+        """``layer(x)`` where `layer` names a local record: its class's ``__call__``; else None."""
+        func = node.func
+        version = self.lowerer.env.get(func.id) if isinstance(func, gast.Name) else None
+        kind = self.kinds.get(version) if isinstance(version, str) else None
+        if not isinstance(kind, ObjectKind):
+            return None
+        return self.call_of(kind, Var(version), "__call__", node)
+
+    def bound_method_call(self, callee: Global, node):
+        """A call of a method of a module-level record (``model.forward(x)``): its function, with the object
+        as a global atom first; None for any other callee."""
+        method = callee.value
+        owner = getattr(method, "__self__", None)
+        if not inspect.ismethod(method) or isinstance(owner, type) or not is_record(owner) \
+                or not inspect.isfunction(method.__func__):
+            return None
+        args, kwargs = self.arguments(node)
+        obj = Global(callee.name.rsplit(".", 1)[0], owner)
+        return self.user_call(method.__func__, [obj, *args], kwargs, node, callee.name)
+
+    def call_of(self, kind: ObjectKind, base, attr: str, node):
+        lowerer = self.lowerer
+        if isinstance(kind.field(attr), ObjectKind):         # a callable record held in a field: its __call__
+            return self.call_of(kind.field(attr), self.attribute(base, node.func), "__call__", node)
+        static = inspect.getattr_static(kind.cls, attr, None)
+        args, kwargs = self.arguments(node)
+        if attr in kind.names or static is None:
+            raise lowerer.error(f"calling the field '{attr}' of a {kind.cls.__name__} is not supported: only its "
+                                "class's methods are known where the code is generated", node,
+                                "call a module-level function, or a method of the class that calls it")
+        if isinstance(static, staticmethod):
+            return self.user_call(static.__func__, args, kwargs, node, f"{kind.cls.__name__}.{attr}")
+        if not inspect.isfunction(static):
+            raise lowerer.error(f"'{kind.cls.__name__}.{attr}' is not a method defined in Python "
+                                "(a class method, or a builtin's)", node, "call a plain method or a function")
+        return self.user_call(static, [base, *args], kwargs, node, f"{kind.cls.__name__}.{attr}")
+
+    def user_call(self, fn, args, kwargs, node, name: str):
+        """A call of user function `fn`, refused where it changes an object it is given in place."""
+        effects = self.lowerer.user_calls.find_effects(fn)
+        if effects is not None and effects.written:
+            raise self.lowerer.error(f"'{name}' changes an object it is given in place, which s2sgrad does not "
+                                     "follow through a method", node,
+                                     "make the method return the new value instead of changing its argument")
+        return Op(fn, args, kwargs, name=name)
+
+    def arguments(self, node):
+        lowerer = self.lowerer
+        return [lowerer.atom(a) for a in node.args], {k.arg: lowerer.atom(k.value) for k in node.keywords}
+
+    def construct(self, callee: Global, node):
+        """``cls(...)`` of a dataclass: a new record written field by field, defaults filled in; None for
+        another class."""
+        cls = callee.value
+        if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)):
+            return None
+        lowerer = self.lowerer
+        if hasattr(cls, "__post_init__") or any(not f.init for f in dataclasses.fields(cls)):
+            raise lowerer.error(f"constructing the dataclass {cls.__name__}, whose fields are not all set by "
+                                "its __init__ (__post_init__, init=False), is not supported", node,
+                                "construct it outside the function and pass it in")
+        args, kwargs = self.arguments(node)
+        try:
+            bound = inspect.signature(cls).bind(*args, **kwargs)
+        except TypeError as error:
+            raise lowerer.error(f"cannot construct {cls.__name__}: {error}", node) from None
+        record = lowerer.bind(Op(runtime.new_record, [callee]), cls.__name__)
+        kinds = []
+        for f in dataclasses.fields(cls):
+            if f.name in bound.arguments:
+                value = bound.arguments[f.name]
+            elif f.default is not dataclasses.MISSING and isinstance(f.default, (int, float, bool, str,
+                                                                                 type(None))):
+                value = Const(f.default)
+            else:
+                raise lowerer.error(f"the field '{f.name}' of {cls.__name__} has a default s2sgrad cannot "
+                                    "evaluate here", node, f"pass {f.name}= explicitly")
+            kinds.append((f.name, self.kind(value)))
+            record = lowerer.bind(Op(runtime.with_field, [record, Const(f.name), value]), cls.__name__)
+        self.kinds[record.name] = ObjectKind(cls, tuple(kinds))
+        return record
+
+
+def ast_text(node) -> str:
+    return ast.unparse(gast.gast_to_ast(node))
