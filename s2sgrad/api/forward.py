@@ -48,6 +48,7 @@ from .generation import (
     refuse_complex,
     wrt_names,
 )
+from .pytrees import is_bound_method, method_derivative
 
 
 def _prepared(f, names: list[str], args, kwargs) -> tuple[list, tuple]:
@@ -75,6 +76,8 @@ def jvp(f: Callable | None = None, wrt=0, *, verbose: bool = False) -> Callable:
     """
     if f is None:
         return lambda g: jvp(g, wrt, verbose=verbose)
+    if is_bound_method(f):
+        return method_derivative(jvp, f, wrt, verbose=verbose)
     if spec_of(f) is not None:
         return transform("jvp", f, wrt)
     names, many = wrt_names(f, wrt)
@@ -111,6 +114,8 @@ def hvp(f: Callable | None = None, wrt=0, *, verbose: bool = False) -> Callable:
     """
     if f is None:
         return lambda g: hvp(g, wrt, verbose=verbose)
+    if is_bound_method(f):
+        return method_derivative(hvp, f, wrt, verbose=verbose)
     if spec_of(f) is not None:
         return transform("hvp", f, wrt)
     names, many = wrt_names(f, wrt)

@@ -29,6 +29,7 @@ from ..runtime import SparseGrad, rebuilt
 from ..runtime.records import fields as record_fields
 from ..runtime.records import is_differentiable, is_record
 from ..transforms.forward import tangent_hint
+from .pytrees import record_leaves
 
 Wrt = Union[int, str, Sequence[Union[int, str]]]
 
@@ -233,7 +234,9 @@ def refuse_complex(f, names: list[str], derivatives) -> None:
 
 
 def flatten(value):
-    """The float leaves of a number, array, or list/tuple/dict of them, and a function rebuilding it."""
+    """The float leaves of a number, array, object, or list/tuple/dict of them, and a function rebuilding it."""
+    if is_record(value):
+        return record_leaves(value, flatten)
     if isinstance(value, (list, tuple)):
         parts = [flatten(v) for v in value]
         leaves = [leaf for p in parts for leaf in p[0]]

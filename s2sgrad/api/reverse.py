@@ -39,6 +39,7 @@ from .generation import (
     return_location,
     wrt_names,
 )
+from .pytrees import is_bound_method, method_derivative
 
 
 class _Call:
@@ -152,6 +153,8 @@ def grad(f: Callable | None = None, wrt: Wrt = 0, *, verbose: bool = False, chec
     options = _options(checkpoint, optimize, sparse, unknown)
     if f is None:
         return lambda g: grad(g, wrt, verbose=verbose, **options)
+    if is_bound_method(f):
+        return method_derivative(grad, f, wrt, verbose=verbose, **options)
     return _derivative(f, "grad", wrt, options) or _make(f, wrt, "grad", verbose, options)
 
 
@@ -165,6 +168,8 @@ def value_and_grad(f: Callable | None = None, wrt: Wrt = 0, *, verbose: bool = F
     options = _options(checkpoint, optimize, sparse, unknown)
     if f is None:
         return lambda g: value_and_grad(g, wrt, verbose=verbose, **options)
+    if is_bound_method(f):
+        return method_derivative(value_and_grad, f, wrt, verbose=verbose, **options)
     return _derivative(f, "value_and_grad", wrt, options) or _make(f, wrt, "value_and_grad", verbose, options)
 
 
@@ -178,6 +183,8 @@ def vjp(f: Callable | None = None, wrt: Wrt = 0, *, verbose: bool = False, check
     options = _options(checkpoint, optimize, sparse, unknown)
     if f is None:
         return lambda g: vjp(g, wrt, verbose=verbose, **options)
+    if is_bound_method(f):
+        return method_derivative(vjp, f, wrt, verbose=verbose, **options)
     return _derivative(f, "vjp", wrt, options) or _make(f, wrt, "vjp", verbose, options)
 
 

@@ -10,11 +10,11 @@ from ..analysis.activity import DICT, INT, SCALAR, Fields, analyze, specialize_s
 from ..backend.forward_tidy import drop_dead_tangents, unpack_tuples
 from ..frontend.functions import LiftedFunction
 from ..frontend.lower import Lowerer
+from ..frontend.objects import is_object_kind
 from ..frontend.relower import is_generated, parse_generated
 from ..ir.names import identifier
 from ..ir.syntax import function as _function
 from ..transforms.forward import Forward, TangentCode, tangent_hint
-from ..frontend.objects import is_object_kind
 from .driver import GRADIENT_PASSES, GradientModule, Pass, on_function, structure_fields
 
 FORWARD_PASSES: tuple[Pass, ...] = (Pass("unpack_tuples", on_function(unpack_tuples)), *GRADIENT_PASSES)

@@ -1,12 +1,14 @@
 """Rules for records (objects whose fields are differentiated, `runtime.records`): reading a field and writing
 one functionally. The adjoint of a record is a dict of its fields' adjoints, in which a missing field is a zero.
 
-    >>> rule_for(primitives.attribute).name
-    'attribute'
+    >>> from s2sgrad.rules.registry import rule_for
+    >>> rule_for(primitives.attribute) is not None, rule_for(runtime.with_field) is not None
+    (True, True)
 """
+from .. import runtime
 from ..ir import primitives
 from ..runtime import field_grad, field_tangent, grad_or_zeros, new_record, with_field, without_field, written_field
-from .registry import adjoint, d, nondifferentiable, rule_for, tangent
+from .registry import adjoint, d, nondifferentiable, tangent
 
 nondifferentiable(new_record)
 
@@ -21,30 +23,27 @@ def attribute(y, obj, name):
     d[y] = grad_or_zeros(field_tangent(d[obj], obj, name), y)
 
 
-@adjoint(with_field)
+@adjoint(runtime.with_field)
 def with_field(y, x, name, value):
     d[x] = without_field(d[y], name)
     d[value] = grad_or_zeros(written_field(d[y], name), value)
 
 
-@tangent(with_field)
+@tangent(runtime.with_field)
 def with_field(y, x, name, value):
     d[y] = with_field(d[x], name, d[value])
 
 
-@tangent(field_grad)
+@tangent(runtime.field_grad)
 def field_grad(y, g, x, name):
     d[y] = field_grad(d[g], x, name)
 
 
-@tangent(without_field)
+@tangent(runtime.without_field)
 def without_field(y, g, name):
     d[y] = without_field(d[g], name)
 
 
-@tangent(written_field)
+@tangent(runtime.written_field)
 def written_field(y, g, name):
     d[y] = written_field(d[g], name)
-
-
-__all__ = ["rule_for"]

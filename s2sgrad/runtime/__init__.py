@@ -3,9 +3,9 @@
 Every generated module starts with ``from s2sgrad.runtime import *``; `__all__` is what it gets. Each module
 of the package does one job: the stack of primal values (`stacks`), gradients of any structure
 (`gradients`, `sparse`), broadcasting undone (`arrays`), reads and writes by index (`indexing`, `writes`,
-`sequences`), the lowered form's control flow (`control`), checkpointed loops (`checkpoints`) and random
-states (`random_states`), objects as records (`records`), calls of s2sgrad's own derivatives (`derivatives`), and the helpers of the
-derivative rules (`contractions`, `shapes`, `reductions`, `elementwise`).
+`sequences`), objects as records (`records`), the lowered form's control flow (`control`), checkpointed
+loops (`checkpoints`) and random states (`random_states`), calls of s2sgrad's own derivatives
+(`derivatives`), and the helpers of the derivative rules (`contractions`, `shapes`, `reductions`, `elementwise`).
 
     >>> import numpy as np
     >>> s = Stack()
@@ -37,8 +37,8 @@ from .gradients import Like, add_grads, complete, grad_or_zeros, like, zeros_lik
 from .gradients import rebuilt as rebuilt  # (not in __all__, as RandomStates: for s2sgrad's own modules)
 from .indexing import scatter, seq_scatter
 from .random_states import RandomStates as RandomStates
-from .records import field_grad, field_tangent, new_record, random_draw, with_field, without_field, written_field
 from .random_states import random_state, replay, swap_random_state
+from .records import field_grad, field_tangent, new_record, random_draw, with_field, without_field, written_field
 from .reductions import (
     cumprod_grad,
     cumprod_grad_tangent_a,
