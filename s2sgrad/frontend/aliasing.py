@@ -25,7 +25,7 @@ import gast
 
 from .. import runtime
 from .kinds import Kinds
-from .views import VIEW_METHODS, ReadOnlyViews, is_mutable, view_of
+from .views import NEW_VALUE_ATTRIBUTES, VIEW_METHODS, ReadOnlyViews, is_mutable, view_of
 
 
 class Aliasing:
@@ -117,6 +117,8 @@ class Aliasing:
             if node.attr in VIEW_METHODS:
                 return self.reach(node.value)[0], set()
             key = self.global_key(node)
+            if key is None and node.attr not in NEW_VALUE_ATTRIBUTES:   # a field of a local object: part of it
+                return self.reach(node.value)[0], set()
             return ({key} if key is not None else set()), set()
         if isinstance(node, gast.Subscript):           # an element of a container, or a view of an array
             return self.elements(self.reach(node.value))

@@ -114,7 +114,7 @@ class Assignments:
             index = lowerer.expressions.index(target.slice)
             written = Op(primitives.setitem, [Var(lowerer.env[array]), index, value])
             lowerer.written_in_place(array, written, target)
-        else:
+        elif not lowerer.objects.write_attribute(target, value, target):
             raise lowerer.error("assignment to an attribute is not supported", target,
                                 "assign to a local name instead")
 
@@ -154,7 +154,7 @@ class Assignments:
             written = Op(primitives.setitem, [Var(lowerer.env[array]), index, updated], augmented=True)
             lowerer.node = target
             lowerer.written_in_place(array, written, target)
-        else:
+        elif not lowerer.objects.write_attribute(target, lowerer.atom(stmt.value), stmt, fn):
             raise lowerer.error("augmented assignment to an attribute is not supported", target)
 
     def append(self, call) -> None:

@@ -30,6 +30,7 @@ class LiftedFunction:
     defaults: list = field(default_factory=list)    # atoms of its parameters' defaults, as at its def
     also_returns: tuple = ()                 # parameters it changes in place: it returns (result, *their
     #                                          final versions), and the caller rebinds its variables to them
+    fields: dict = field(default_factory=dict)   # parameters holding records -> their kinds (see `objects`)
 
     @property
     def __name__(self):

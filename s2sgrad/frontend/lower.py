@@ -64,7 +64,7 @@ def effects_of(fn) -> Effects | None:
     _ANALYSING.add(id(fn))
     try:
         if isinstance(fn, LiftedFunction):
-            lowerer = Lowerer(fn.parsed, functions=fn.functions)
+            lowerer = Lowerer(fn.parsed, functions=fn.functions, fields=fn.fields)
             lowerer.function(list(fn.free))
         else:
             lowerer = Lowerer(parse_function(fn))
@@ -92,7 +92,7 @@ def lower_function(fn, scalars=(), vectors=(), dicts=(), fields=None) -> tuple[F
     one-dimensional arrays (whose elements, ``x[i]``, are scalars, never views).
     """
     if isinstance(fn, LiftedFunction):
-        lowerer = Lowerer(fn.parsed, functions=fn.functions)
+        lowerer = Lowerer(fn.parsed, functions=fn.functions, fields=fn.fields)
         lowerer.also_returns = list(fn.also_returns)
         return lowerer.function(list(fn.free)), lowerer.names
     lowerer = Lowerer(parse_function(fn), scalars=scalars, vectors=vectors, dicts=dicts, fields=fields)

@@ -29,6 +29,7 @@ constructor is a new record written field by field (`with_field`):
 from __future__ import annotations
 
 import ast
+import copy
 import dataclasses
 import inspect
 import operator
@@ -41,7 +42,9 @@ from .. import runtime
 from ..ir import primitives
 from ..ir.nodes import Const, Global, Op, Var
 from ..runtime.records import fields as record_fields
-from ..runtime.records import is_record
+from ..runtime.records import is_record, is_record_class
+from .functions import LiftedFunction
+from .parse import parse_function
 
 primitives.INTERNAL.update({runtime.random_draw: "random_draw", runtime.new_record: "new_record",
                             runtime.with_field: "with_field"})
@@ -103,6 +106,14 @@ def kind_of_object(value):
     return ObjectKind(type(value), tuple((name, kind_of_object(v)) for name, v in attributes.items()))
 
 
+@dataclass(frozen=True)
+class Building:
+    """The kind of the parameter ``self`` of a class's ``__init__`` lowered as the function that builds a new
+    record (`Objects.construct`): the record it is given is the function's own, written functionally."""
+
+    kind: ObjectKind
+
+
 def is_object_kind(kind) -> bool:
     return isinstance(kind, (ObjectKind, ItemsKind, GeneratorKind))
 
@@ -114,7 +125,9 @@ class Objects:
 
     def __init__(self, lowerer, parameter_kinds: dict):
         self.lowerer = lowerer
-        self.kinds = {p: k for p, k in parameter_kinds.items() if is_object_kind(k)}
+        self.kinds = {p: k.kind if isinstance(k, Building) else k for p, k in parameter_kinds.items()
+                      if is_object_kind(k) or isinstance(k, Building)}
+        self.owned = {p for p, k in parameter_kinds.items() if isinstance(k, Building)}  # records made here
 
     def kind(self, atom):
         if isinstance(atom, Var):
@@ -132,6 +145,8 @@ class Objects:
             kind = None
         else:
             kind = self.kind(value)
+            if isinstance(value, Var) and value.name in self.owned:
+                self.owned.add(target)
         if kind is not None:
             self.kinds[target] = kind
 
@@ -171,13 +186,19 @@ class Objects:
         return self.call_of(kind, base, attr, node)
 
     def instance_call(self, node):
-        """``layer(x)`` where `layer` names a local record: its class's ``__call__``; else None."""
+        """``layer(x)``, ``layers[0](x)``, ``Dense(W, b)(x)`` of a record: its class's ``__call__``; else None."""
         func = node.func
-        version = self.lowerer.env.get(func.id) if isinstance(func, gast.Name) else None
-        kind = self.kinds.get(version) if isinstance(version, str) else None
+        if isinstance(func, gast.Name):
+            version = self.lowerer.env.get(func.id)
+            base = Var(version) if isinstance(version, str) else None
+        else:
+            base = self.lowerer.atom(func) if isinstance(func, (gast.Call, gast.Subscript)) else None
+        kind = self.kind(base)
         if not isinstance(kind, ObjectKind):
+            if base is not None and not isinstance(func, gast.Name):
+                raise self.lowerer.error("only named functions and objects of a known class can be called", node)
             return None
-        return self.call_of(kind, Var(version), "__call__", node)
+        return self.call_of(kind, base, "__call__", node)
 
     def bound_method_call(self, callee: Global, node):
         """A call of a method of a module-level record (``model.forward(x)``): its function, with the object
@@ -222,11 +243,16 @@ class Objects:
         return [lowerer.atom(a) for a in node.args], {k.arg: lowerer.atom(k.value) for k in node.keywords}
 
     def construct(self, callee: Global, node):
-        """``cls(...)`` of a dataclass: a new record written field by field, defaults filled in; None for
-        another class."""
+        """``cls(...)`` of a dataclass (a new record written field by field, defaults filled in) or of a class
+        whose ``__init__`` is Python (the new record given to it, lowered as a function returning it);
+        ``dataclasses.replace(obj, **changes)``; None for any other callee."""
         cls = callee.value
-        if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)):
+        if cls is dataclasses.replace:
+            return self.replaced(node)
+        if not isinstance(cls, type) or not (dataclasses.is_dataclass(cls) or is_record_class(cls)):
             return None
+        if not dataclasses.is_dataclass(cls):
+            return self.initialized(callee, node)
         lowerer = self.lowerer
         if hasattr(cls, "__post_init__") or any(not f.init for f in dataclasses.fields(cls)):
             raise lowerer.error(f"constructing the dataclass {cls.__name__}, whose fields are not all set by "
@@ -237,8 +263,7 @@ class Objects:
             bound = inspect.signature(cls).bind(*args, **kwargs)
         except TypeError as error:
             raise lowerer.error(f"cannot construct {cls.__name__}: {error}", node) from None
-        record = lowerer.bind(Op(runtime.new_record, [callee]), cls.__name__)
-        kinds = []
+        record = self.new(callee)
         for f in dataclasses.fields(cls):
             if f.name in bound.arguments:
                 value = bound.arguments[f.name]
@@ -248,11 +273,105 @@ class Objects:
             else:
                 raise lowerer.error(f"the field '{f.name}' of {cls.__name__} has a default s2sgrad cannot "
                                     "evaluate here", node, f"pass {f.name}= explicitly")
-            kinds.append((f.name, self.kind(value)))
-            record = lowerer.bind(Op(runtime.with_field, [record, Const(f.name), value]), cls.__name__)
-        self.kinds[record.name] = ObjectKind(cls, tuple(kinds))
+            record = self.with_field(record, f.name, value)
         return record
 
+    def new(self, callee: Global) -> Var:
+        record = self.lowerer.bind(Op(runtime.new_record, [callee]), callee.value.__name__)
+        self.kinds[record.name] = ObjectKind(callee.value)
+        self.owned.add(record.name)
+        return record
+
+    def with_field(self, record: Var, name: str, value, version: str | None = None) -> Var:
+        """`record` with its field `name` set to `value` (bound to `version`, or a temporary)."""
+        kind = self.kinds[record.name]
+        op = Op(runtime.with_field, [record, Const(name), value])
+        if version is None:
+            written = self.lowerer.bind(op, kind.cls.__name__)
+        else:
+            self.lowerer.emit(version, op)
+            written = Var(version)
+        fields = tuple((n, k) for n, k in kind.fields if n != name) + ((name, self.kind(value)),)
+        self.kinds[written.name] = dataclasses.replace(kind, fields=fields)
+        self.owned.add(written.name)
+        return written
+
+    def replaced(self, node):
+        """``dataclasses.replace(obj, W=...)``: a copy of record `obj` with those fields written."""
+        lowerer = self.lowerer
+        if len(node.args) != 1:
+            raise lowerer.error("dataclasses.replace takes the object and the changes by keyword", node)
+        record = lowerer.atom(node.args[0])
+        if not isinstance(self.kind(record), ObjectKind) or self.kind(record).named:
+            raise lowerer.error("dataclasses.replace of an object whose class is not known here", node,
+                                "pass the object in as an argument, or construct it in the function")
+        if isinstance(record, Global):
+            record = lowerer.bind(record, "record")
+        for keyword in node.keywords:
+            record = self.with_field(record, keyword.arg, lowerer.atom(keyword.value))
+        return record
+
+    def initialized(self, callee: Global, node):
+        """``Dense(W, b)`` of a class with a Python ``__init__``: a new record, and the call of ``__init__``
+        lowered as a function that writes it and returns it (its attribute writes functional)."""
+        lowerer, cls = self.lowerer, callee.value
+        init = inspect.getattr_static(cls, "__init__", None)
+        if init is object.__init__:
+            return self.new(callee)
+        if not inspect.isfunction(init):
+            raise lowerer.error(f"the __init__ of {cls.__name__} is not a Python function", node,
+                                "construct the object outside the function and pass it in")
+        record = self.new(callee)
+        args, kwargs = self.arguments(node)
+        builder = self.builder(init, cls, node)
+        try:
+            bound = inspect.signature(init).bind(record, *args, **kwargs)
+        except TypeError as error:
+            raise lowerer.error(f"cannot construct {cls.__name__}: {error}", node) from None
+        bound.apply_defaults()
+        atoms = [v if isinstance(v, (Var, Const, Global)) else Const(v) for v in bound.arguments.values()]
+        params = list(bound.arguments)
+        builder.fields = {params[0]: Building(ObjectKind(cls)),
+                          **{p: self.kind(a) for p, a in zip(params[1:], atoms[1:]) if self.kind(a) is not None}}
+        built = type(lowerer)(builder.parsed, fields=builder.fields).function()
+        result = lowerer.bind(Op(builder, atoms, {}, name=f"{cls.__name__}.__init__"), cls.__name__)
+        self.kinds[result.name] = built.objects.get(getattr(built.result, "name", None), ObjectKind(cls))
+        self.owned.add(result.name)
+        return result
+
+    def builder(self, init, cls, node) -> LiftedFunction:
+        """``cls.__init__`` as a function returning the record it writes (``return self`` added at its end)."""
+        parsed = copy.copy(parse_function(init))
+        tree = copy.deepcopy(parsed.tree)
+        if any(isinstance(n, gast.Return) for n in gast.walk(tree)):
+            raise self.lowerer.error(f"the __init__ of {cls.__name__} returns early, which is not supported", node,
+                                     "write it without return statements")
+        tree.body.append(gast.Return(gast.Name(tree.args.args[0].id, gast.Load(), None, None)))
+        parsed.tree = tree
+        return LiftedFunction(parsed)
+
+    def write_attribute(self, target, value, node, operator_fn=None) -> bool:
+        """``obj.attr = value`` (``obj.attr += value`` with `operator_fn`) where `obj` names a record made in the
+        function: a new version of the record, other names for it stale; False where `obj` holds no record."""
+        lowerer = self.lowerer
+        base = target.value
+        version = lowerer.env.get(base.id) if isinstance(base, gast.Name) else None
+        kind = self.kinds.get(version) if isinstance(version, str) else None
+        if not isinstance(kind, ObjectKind):
+            return False
+        if version not in self.owned:
+            raise lowerer.error(f"assigning to an attribute of '{base.id}' would change an object the function "
+                                "was given (or a module-level one), which s2sgrad does not do", node,
+                                f"make a new object instead (dataclasses.replace({base.id}, {target.attr}=...)), "
+                                "or return the new value")
+        if kind.named or getattr(getattr(kind.cls, "__dataclass_params__", None), "frozen", False):
+            raise lowerer.error(f"'{kind.cls.__name__}' objects are immutable", node)
+        if operator_fn is not None:
+            current = self.attribute(Var(version), target)
+            value = lowerer.bind(Op(operator_fn, [current, value]), target.attr)
+        lowerer.changed_in_place(base.id, node)
+        self.with_field(Var(version), target.attr, value, lowerer.define_version(base.id))
+        return True
 
 def ast_text(node) -> str:
     return ast.unparse(gast.gast_to_ast(node))

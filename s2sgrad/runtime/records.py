@@ -42,15 +42,20 @@ def register(cls: type, flatten, unflatten) -> None:
 
 def is_record(x) -> bool:
     """Is `x` a record: a dataclass instance, a registered class's instance, or a user class's instance?"""
-    cls = type(x)
-    if cls in _REGISTERED:
+    return is_record_class(type(x)) and (type(x) in _REGISTERED or dataclasses.is_dataclass(x)
+                                         or hasattr(x, "__dict__"))
+
+
+def is_record_class(cls: type) -> bool:
+    """Are instances of `cls` records (a dataclass, a registered class, a user class that is no function,
+    class, module or NumPy type)?"""
+    if cls in _REGISTERED or dataclasses.is_dataclass(cls):
         return True
-    if isinstance(x, (type, types.ModuleType, types.FunctionType, types.MethodType, np.ndarray, np.generic)):
+    if issubclass(cls, (type, types.ModuleType, types.FunctionType, types.MethodType, np.ndarray, np.generic,
+                        tuple, list, dict)):
         return False
-    if dataclasses.is_dataclass(cls):
-        return True
     module = (getattr(cls, "__module__", None) or "builtins").split(".")[0]
-    return module not in _FOREIGN and hasattr(x, "__dict__")
+    return module not in _FOREIGN
 
 
 def fields(x) -> dict:
