@@ -142,6 +142,7 @@ class Calls:
             kwargs, out = lowerer.writes.call_keywords(node)
         else:                                       # a user function's own out= is an argument like another
             kwargs, out = {k.arg: lowerer.atom(k.value) for k in node.keywords}, None
+        lowerer.objects.refuse_changes(callee.value, args, node, callee.name)
         user_calls = lowerer.user_calls
         effects = user_calls.call_effects(node)
         lifted = None

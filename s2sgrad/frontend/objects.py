@@ -39,16 +39,19 @@ import gast
 import numpy as np
 
 from .. import runtime
+from ..errors import S2SGradError
 from ..ir import primitives
 from ..ir.nodes import Const, Global, Op, Var
 from ..runtime.records import fields as record_fields
-from ..runtime.records import is_record, is_record_class
+from ..runtime.records import is_differentiable, is_record, is_record_class
 from .functions import LiftedFunction
 from .parse import parse_function
 
 primitives.INTERNAL.update({runtime.random_draw: "random_draw", runtime.new_record: "new_record",
                             runtime.with_field: "with_field"})
 GENERATORS = (np.random.Generator, np.random.RandomState)
+_ANALYSING: set = set()         # ids of the methods whose effects are being found
+STATIC = "static"               # the kind of a field holding no floats (an int, a string, a flag, a callable)
 
 
 @dataclass(frozen=True)
@@ -57,7 +60,7 @@ class ObjectKind:
     of a list of records) it holds, else None. `named`: a named tuple (whose fields are read by index)."""
 
     cls: type
-    fields: tuple = ()                  # ((name, ObjectKind | ItemsKind | None), ...)
+    fields: tuple = ()                  # ((name, ObjectKind | ItemsKind | STATIC | None), ...)
     named: bool = False
 
     @property
@@ -103,7 +106,8 @@ def kind_of_object(value):
         return None
     attributes = dict(vars(value)) if hasattr(value, "__dict__") else {}
     attributes.update({k: v for k, v in record_fields(value).items() if isinstance(k, str)})
-    return ObjectKind(type(value), tuple((name, kind_of_object(v)) for name, v in attributes.items()))
+    return ObjectKind(type(value), tuple((name, kind_of_object(v) or (None if is_differentiable(v) else STATIC))
+                                         for name, v in attributes.items()))
 
 
 @dataclass(frozen=True)
@@ -168,8 +172,10 @@ class Objects:
                                 f"call it ({ast_text(node)}(...)) instead of passing it around")
         if attr not in kind.names and not hasattr(kind.cls, attr):
             raise lowerer.error(f"'{kind.cls.__name__}' object has no attribute '{attr}'", node)
-        read = lowerer.bind(Op(primitives.attribute, [base, Const(attr)]), attr)
-        if kind.field(attr) is not None:
+        no_floats = kind.field(attr) == STATIC
+        read = lowerer.bind(Op(primitives.static_attribute if no_floats else primitives.attribute,
+                               [base, Const(attr)]), attr)
+        if kind.field(attr) is not None and not no_floats:
             self.kinds[read.name] = kind.field(attr)
         return read
 
@@ -231,12 +237,37 @@ class Objects:
 
     def user_call(self, fn, args, kwargs, node, name: str):
         """A call of user function `fn`, refused where it changes an object it is given in place."""
-        effects = self.lowerer.user_calls.find_effects(fn)
+        self.refuse_changes(fn, args, node, name)
+        return Op(fn, args, kwargs, name=name)
+
+    def refuse_changes(self, fn, args, node, name: str) -> None:
+        """Refuse a call of user function `fn` that is given a record (or several) and changes an object it is
+        given in place (the record's fields included)."""
+        if not inspect.isfunction(fn) or not any(self.kind(a) is not None for a in args):
+            return
+        effects = self.effects(fn, args)
         if effects is not None and effects.written:
             raise self.lowerer.error(f"'{name}' changes an object it is given in place, which s2sgrad does not "
-                                     "follow through a method", node,
-                                     "make the method return the new value instead of changing its argument")
-        return Op(fn, args, kwargs, name=name)
+                                     "follow through a call given an object", node,
+                                     "make it return the new value instead of changing its argument")
+
+    def effects(self, fn, args):
+        """The `Effects` of calling `fn` with `args`, found by lowering it knowing which of them hold records;
+        None for a function being analysed (a recursive call) or one that cannot be lowered (its error comes
+        when it is transformed)."""
+        if id(fn) in _ANALYSING:
+            return None
+        params = list(inspect.signature(fn).parameters)
+        kinds = {p: self.kind(a) for p, a in zip(params, args) if self.kind(a) is not None}
+        _ANALYSING.add(id(fn))
+        try:
+            lowerer = type(self.lowerer)(parse_function(fn), fields=kinds)
+            lowerer.function()
+            return lowerer.effects
+        except S2SGradError:
+            return None
+        finally:
+            _ANALYSING.discard(id(fn))
 
     def arguments(self, node):
         lowerer = self.lowerer

@@ -10,7 +10,7 @@ from ..ir import primitives
 from ..runtime import field_grad, field_tangent, grad_or_zeros, new_record, with_field, without_field, written_field
 from .registry import adjoint, d, nondifferentiable, tangent
 
-nondifferentiable(new_record)
+nondifferentiable(new_record, primitives.static_attribute)
 
 
 @adjoint(primitives.attribute)

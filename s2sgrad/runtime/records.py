@@ -62,8 +62,8 @@ def fields(x) -> dict:
     """The fields of record `x`, by name (by position for a registered class)."""
     if type(x) in _REGISTERED:
         return dict(enumerate(_REGISTERED[type(x)][0](x)[0]))
-    if dataclasses.is_dataclass(type(x)):
-        return {f.name: getattr(x, f.name) for f in dataclasses.fields(x)}
+    if dataclasses.is_dataclass(type(x)):             # (a record being made may not have all its fields yet)
+        return {f.name: getattr(x, f.name) for f in dataclasses.fields(x) if hasattr(x, f.name)}
     return dict(vars(x))
 
 
