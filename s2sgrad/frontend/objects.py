@@ -110,14 +110,6 @@ def kind_of_object(value):
                                          for name, v in attributes.items()))
 
 
-@dataclass(frozen=True)
-class Building:
-    """The kind of the parameter ``self`` of a class's ``__init__`` lowered as the function that builds a new
-    record (`Objects.construct`): the record it is given is the function's own, written functionally."""
-
-    kind: ObjectKind
-
-
 def is_object_kind(kind) -> bool:
     return isinstance(kind, (ObjectKind, ItemsKind, GeneratorKind))
 
@@ -129,9 +121,8 @@ class Objects:
 
     def __init__(self, lowerer, parameter_kinds: dict):
         self.lowerer = lowerer
-        self.kinds = {p: k.kind if isinstance(k, Building) else k for p, k in parameter_kinds.items()
-                      if is_object_kind(k) or isinstance(k, Building)}
-        self.owned = {p for p, k in parameter_kinds.items() if isinstance(k, Building)}  # records made here
+        self.kinds = {p: k for p, k in parameter_kinds.items() if is_object_kind(k)}
+        self.owned: set = set()                     # the records made here, which writes may change
 
     def kind(self, atom):
         if isinstance(atom, Var):
@@ -142,7 +133,10 @@ class Objects:
 
     def assigned(self, target: str, value) -> None:
         """`target` is bound to `value` (an atom or an Op): it holds a record if `value` does."""
-        if isinstance(value, Op) and value.fn in (primitives.seq_getitem, operator.getitem) and len(value.args) == 2:
+        if isinstance(value, Op) and value.fn is runtime.new_record and isinstance(value.args[0], Global):
+            kind = ObjectKind(value.args[0].value)
+            self.owned.add(target)
+        elif isinstance(value, Op) and value.fn in (primitives.seq_getitem, operator.getitem) and len(value.args) == 2:
             items = self.kind(value.args[0])
             kind = items.item(value.args[1]) if isinstance(items, ItemsKind) else None
         elif isinstance(value, Op):
@@ -308,10 +302,7 @@ class Objects:
         return record
 
     def new(self, callee: Global) -> Var:
-        record = self.lowerer.bind(Op(runtime.new_record, [callee]), callee.value.__name__)
-        self.kinds[record.name] = ObjectKind(callee.value)
-        self.owned.add(record.name)
-        return record
+        return self.lowerer.bind(Op(runtime.new_record, [callee]), callee.value.__name__)
 
     def with_field(self, record: Var, name: str, value, version: str | None = None) -> Var:
         """`record` with its field `name` set to `value` (bound to `version`, or a temporary)."""
@@ -343,8 +334,8 @@ class Objects:
         return record
 
     def initialized(self, callee: Global, node):
-        """``Dense(W, b)`` of a class with a Python ``__init__``: a new record, and the call of ``__init__``
-        lowered as a function that writes it and returns it (its attribute writes functional)."""
+        """``Dense(W, b)`` of a class with a Python ``__init__``: a call of ``__init__`` lowered as a function
+        that makes a new record, writes it (its attribute writes functional) and returns it."""
         lowerer, cls = self.lowerer, callee.value
         init = inspect.getattr_static(cls, "__init__", None)
         if init is object.__init__:
@@ -352,32 +343,35 @@ class Objects:
         if not inspect.isfunction(init):
             raise lowerer.error(f"the __init__ of {cls.__name__} is not a Python function", node,
                                 "construct the object outside the function and pass it in")
-        record = self.new(callee)
         args, kwargs = self.arguments(node)
         builder = self.builder(init, cls, node)
         try:
-            bound = inspect.signature(init).bind(record, *args, **kwargs)
+            bound = inspect.signature(init).bind(None, *args, **kwargs)
         except TypeError as error:
             raise lowerer.error(f"cannot construct {cls.__name__}: {error}", node) from None
         bound.apply_defaults()
-        atoms = [v if isinstance(v, (Var, Const, Global)) else Const(v) for v in bound.arguments.values()]
-        params = list(bound.arguments)
-        builder.fields = {params[0]: Building(ObjectKind(cls)),
-                          **{p: self.kind(a) for p, a in zip(params[1:], atoms[1:]) if self.kind(a) is not None}}
+        atoms = [v if isinstance(v, (Var, Const, Global)) else Const(v) for v in list(bound.arguments.values())[1:]]
+        params = list(bound.arguments)[1:]
+        builder.fields = {p: self.kind(a) for p, a in zip(params, atoms) if self.kind(a) is not None}
         built = type(lowerer)(builder.parsed, fields=builder.fields).function()
-        result = lowerer.bind(Op(builder, atoms, {}, name=f"{cls.__name__}.__init__"), cls.__name__)
+        result = lowerer.bind(Op(builder, atoms, {}, name=callee.name), cls.__name__)
         self.kinds[result.name] = built.objects.get(getattr(built.result, "name", None), ObjectKind(cls))
         self.owned.add(result.name)
         return result
 
     def builder(self, init, cls, node) -> LiftedFunction:
-        """``cls.__init__`` as a function returning the record it writes (``return self`` added at its end)."""
+        """``cls.__init__`` as a function of its parameters after ``self`` that starts with
+        ``self = new_record(cls)`` and ends with ``return self``."""
         parsed = copy.copy(parse_function(init))
         tree = copy.deepcopy(parsed.tree)
         if any(isinstance(n, gast.Return) for n in gast.walk(tree)):
             raise self.lowerer.error(f"the __init__ of {cls.__name__} returns early, which is not supported", node,
                                      "write it without return statements")
-        tree.body.append(gast.Return(gast.Name(tree.args.args[0].id, gast.Load(), None, None)))
+        me = tree.args.args.pop(0).id
+        maker, made = gast.Name("new_record", gast.Load(), None, None), gast.Name(cls.__name__, gast.Load(), None, None)
+        maker.resolved, made.resolved = runtime.new_record, cls
+        tree.body = [gast.Assign([gast.Name(me, gast.Store(), None, None)], gast.Call(maker, [made], []), None),
+                     *tree.body, gast.Return(gast.Name(me, gast.Load(), None, None))]
         parsed.tree = tree
         return LiftedFunction(parsed)
 
