@@ -440,3 +440,48 @@ def test_an_object_passed_to_a_function():
     assert_same_structure(g, d)
     for a, n in zip(flatten(g)[0], numeric_gradient(passes_objects_to_a_function, (d, x), 0)):
         np.testing.assert_allclose(a, n, rtol=1e-5, atol=1e-7)
+
+
+# ---------------------------------------------------------------- lists popped (Tangent's stack functions)
+
+def push(stack, value):
+    stack.append(value)
+
+
+def pop(stack):
+    return stack.pop()
+
+
+def pushes_and_pops(a, x):
+    stack = []
+    push(stack, a * x)
+    push(stack, np.sin(a))
+    first = stack.pop(0)
+    top = pop(stack)
+    return np.sum(first * top) + len(stack)
+
+
+def pops_an_argument(xs):
+    last = xs.pop()
+    return np.sum(last * xs[0])
+
+
+@pytest.mark.parametrize("f, make", [(pushes_and_pops, lambda: (0.7, normal(3))),
+                                     (pops_an_argument, lambda: ([normal(2), normal(2)],))])
+def test_list_pop(f, make):
+    args = make()
+    g = sg.grad(f)(*args)
+    numeric = numeric_gradient(f, args, 0)
+    for a, n in zip(flatten(g)[0], numeric):
+        np.testing.assert_allclose(a, n, rtol=1e-5, atol=1e-7)
+    assert sg.jvp(f)(*args, args[0])[1] == pytest.approx(sum(float(np.sum(a * b)) for a, b in
+                                                            zip(flatten(g)[0], flatten(args[0])[0])))
+
+
+def pops_the_middle(xs):
+    return np.sum(xs.pop(1))
+
+
+def test_list_pop_of_another_index_is_refused():
+    with pytest.raises(sg.UnsupportedSyntax, match="only list.pop"):
+        sg.grad(pops_the_middle)([1.0, 2.0, 3.0])

@@ -171,6 +171,8 @@ class Aliasing:
                 return self.reach(func.value)[0], set()
             if func.attr == "astype" and any(k.arg == "copy" for k in node.keywords):
                 return self.reach(func.value)[0], set()
+            if func.attr == "pop":                      # an item the list held
+                return self.elements(self.reach(func.value))
             return set(), set()                         # the other methods lowering knows make new values
         effects = self.effects(node)
         if effects is not None:                         # a user function

@@ -79,6 +79,8 @@ class Calls:
     def method_call(self, node):
         """``x.f(...)`` of a local value: the NumPy function `METHODS` says it means."""
         lowerer, func = self.lowerer, node.func
+        if func.attr == "pop" and isinstance(func.value, gast.Name) and isinstance(lowerer.env.get(func.value.id), str):
+            return lowerer.assignments.pop(node)
         obj = lowerer.atom(func.value)
         of_object = lowerer.objects.method_call(obj, node)
         if of_object is not None:
