@@ -456,9 +456,10 @@ def pushes_and_pops(a, x):
     stack = []
     push(stack, a * x)
     push(stack, np.sin(a))
-    first = stack.pop(0)
     top = pop(stack)
-    return np.sum(first * top) + len(stack)
+    pair = [a * a, x]
+    first = pair.pop(0)
+    return np.sum(first * top * stack[0]) + len(stack) + np.sum(pair[0])
 
 
 def pops_an_argument(xs):
