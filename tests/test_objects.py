@@ -169,6 +169,19 @@ def rng_draw(x, rng):
     return np.sum(x * rng.normal(size=2)) + np.sum(x ** 2)
 
 
+def list_of_named_tuples(ps, x):
+    return np.sum(ps[0].W @ x) * ps[1].c
+
+
+def dict_of_objects(params, x):
+    return np.sum(params["first"](x) * params["p"].W[0]) + params["p"].c
+
+
+def named_tuple_made_inside(W, x):
+    p = Params(W, 0.5)
+    return np.sum(p.W @ x) * p.c
+
+
 def fresh_dense():
     return Dense(normal(3, 2), normal(3))
 
@@ -192,6 +205,11 @@ CASES = {
     "__init__ made inside": (init_made_inside, lambda: (normal(2, 2), normal(2)), (0, 1)),
     "dataclasses.replace": (replaced_inside, lambda: (fresh_dense(), normal(2)), 0),
     "module-level model": (global_model, lambda: (normal(2),), 0),
+    "list of named tuples": (list_of_named_tuples, lambda: ([Params(normal(2, 2), 0.5), Params(normal(2, 2), 2.0)],
+                                                            normal(2)), 0),
+    "dict of objects": (dict_of_objects, lambda: ({"first": fresh_dense(), "p": Params(normal(2, 3), 0.5)},
+                                                  normal(2)), 0),
+    "named tuple made inside": (named_tuple_made_inside, lambda: (normal(2, 2), normal(2)), (0, 1)),
 }
 
 
@@ -229,6 +247,10 @@ def assert_same_structure(grad, arg, where="gradient"):
         assert type(grad) is type(arg) and len(grad) == len(arg), where
         for i, (g, a) in enumerate(zip(grad, arg)):
             assert_same_structure(g, a, f"{where}[{i}]")
+    elif isinstance(arg, dict):
+        assert isinstance(grad, dict) and set(grad) == set(arg), where
+        for k in arg:
+            assert_same_structure(grad[k], arg[k], f"{where}[{k!r}]")
     elif isinstance(arg, np.ndarray):
         assert isinstance(grad, np.ndarray) and grad.shape == arg.shape, where
     else:

@@ -47,7 +47,7 @@ class Fields:
 SEQ_MAKERS = {primitives.make_list, primitives.make_tuple, primitives.list_append, primitives.seq_setitem,
               primitives.seq_concat, primitives.seq_repeat,
               np.linalg.slogdet,              # (a function with a rule whose result is a tuple)
-              runtime.new_record, runtime.with_field}
+              runtime.new_record, runtime.with_field, runtime.as_named}
 NONE_KIND = "none"
 
 

@@ -190,6 +190,7 @@ class Expressions:
             if value is MISSING:
                 raise self.lowerer.error(f"'{base.name}' has no attribute '{node.attr}'", node)
             return Global(f"{base.name}.{node.attr}", value)
+        base = self.lowerer.bind(base, "t")
         read = self.lowerer.objects.attribute(base, node)
         if read is not None:
             return read
@@ -197,7 +198,7 @@ class Expressions:
                 and isinstance(base, Var) and base.name == node.value.id:      # a named tuple argument's field
             return Op(operator.getitem, [base, Const(self.fields[node.value.id].index(node.attr))])
         if node.attr in ATTRIBUTES:
-            return Op(ATTRIBUTES[node.attr], [self.lowerer.bind(base, "t")])
+            return Op(ATTRIBUTES[node.attr], [base])
         raise self.lowerer.error(f"the attribute '{node.attr}' of a local value is not supported", node,
                                  "use the NumPy function instead (np.shape(x), np.transpose(x), ...); "
                                  "a named tuple's fields are known only for an argument: unpack it (a, b = p) or "

@@ -48,7 +48,7 @@ from .functions import LiftedFunction
 from .parse import parse_function
 
 primitives.INTERNAL.update({runtime.random_draw: "random_draw", runtime.new_record: "new_record",
-                            runtime.with_field: "with_field"})
+                            runtime.with_field: "with_field", runtime.as_named: "as_named"})
 GENERATORS = (np.random.Generator, np.random.RandomState)
 _ANALYSING: set = set()         # ids of the methods whose effects are being found
 STATIC = "static"               # the kind of a field holding no floats (an int, a string, a flag, a callable)
@@ -73,14 +73,18 @@ class ObjectKind:
 
 @dataclass(frozen=True)
 class ItemsKind:
-    """A list or tuple holding records: the kind of each item (None for an item that is none)."""
+    """A list, tuple or dict holding records: the kind of each item (None for an item that is none), and for a
+    dict its keys."""
 
     items: tuple
+    keys: tuple | None = None
 
     def item(self, index):
-        """The kind of ``items[index]``: by a constant index, or the one kind all items share."""
-        if isinstance(index, Const) and isinstance(index.value, int) and -len(self.items) <= index.value < \
-                len(self.items):
+        """The kind of ``items[index]``: by a constant index (or key), or the one kind all items share."""
+        if isinstance(index, Const) and self.keys is not None and index.value in self.keys:
+            return self.items[self.keys.index(index.value)]
+        if isinstance(index, Const) and self.keys is None and isinstance(index.value, int) \
+                and -len(self.items) <= index.value < len(self.items):
             return self.items[index.value]
         return self.items[0] if self.items and len(set(self.items)) == 1 else None
 
@@ -92,26 +96,33 @@ class GeneratorKind:
     cls: type
 
 
-def kind_of_object(value):
-    """The `ObjectKind`, `ItemsKind` or `GeneratorKind` of `value`, or None for anything else."""
+def kind_of_object(value, nested: bool = False):
+    """The `ObjectKind`, `ItemsKind` or `GeneratorKind` of `value`, or None for anything else (a named tuple
+    holding no record is one only inside another value: as an argument its kind is the pipeline's `Fields`)."""
     if isinstance(value, GENERATORS):
         return GeneratorKind(type(value))
-    if isinstance(value, (list, tuple)) and not hasattr(type(value), "_fields"):
-        items = tuple(kind_of_object(v) for v in value)
-        return ItemsKind(items) if any(isinstance(i, (ObjectKind, ItemsKind)) for i in items) else None
+    if isinstance(value, (list, tuple, dict)) and not hasattr(type(value), "_fields"):
+        items = tuple(kind_of_object(v, True) for v in (value.values() if isinstance(value, dict) else value))
+        keys = tuple(value) if isinstance(value, dict) else None
+        return ItemsKind(items, keys) if any(isinstance(i, (ObjectKind, ItemsKind)) for i in items) else None
     if isinstance(value, tuple) and hasattr(type(value), "_fields"):
-        kinds = tuple((n, kind_of_object(v)) for n, v in zip(type(value)._fields, value))
-        return ObjectKind(type(value), kinds, named=True) if any(k for _, k in kinds) else None
+        kinds = tuple((n, kind_of_object(v, True)) for n, v in zip(type(value)._fields, value))
+        return ObjectKind(type(value), kinds, named=True) if nested or any(k for _, k in kinds) else None
     if not is_record(value):
         return None
     attributes = dict(vars(value)) if hasattr(value, "__dict__") else {}
     attributes.update({k: v for k, v in record_fields(value).items() if isinstance(k, str)})
-    return ObjectKind(type(value), tuple((name, kind_of_object(v) or (None if is_differentiable(v) else STATIC))
+    return ObjectKind(type(value), tuple((name, kind_of_object(v, True) or (None if is_differentiable(v) else STATIC))
                                          for name, v in attributes.items()))
 
 
 def is_object_kind(kind) -> bool:
     return isinstance(kind, (ObjectKind, ItemsKind, GeneratorKind))
+
+
+def is_dict_kind(kind) -> bool:
+    """Is `kind` that of a dict (the pipeline's "dict", or a dict holding records)?"""
+    return kind == "dict" or isinstance(kind, ItemsKind) and kind.keys is not None
 
 
 class Objects:
@@ -156,7 +167,10 @@ class Objects:
             return None
         lowerer, attr = self.lowerer, node.attr
         if kind.named and attr in kind.names:
-            return Op(operator.getitem, [base, Const(kind.names.index(attr))])
+            read = lowerer.bind(Op(primitives.seq_getitem, [base, Const(kind.names.index(attr))]), attr)
+            if isinstance(kind.field(attr), (ObjectKind, ItemsKind)):
+                self.kinds[read.name] = kind.field(attr)
+            return read
         static = inspect.getattr_static(kind.cls, attr, None)
         if isinstance(static, property) and attr not in kind.names:
             return self.user_call(static.fget, [base], {}, node, f"{kind.cls.__name__}.{attr}")
@@ -274,6 +288,8 @@ class Objects:
         cls = callee.value
         if cls is dataclasses.replace:
             return self.replaced(node)
+        if isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, "_fields"):
+            return self.named_tuple(callee, node)
         if not isinstance(cls, type) or not (dataclasses.is_dataclass(cls) or is_record_class(cls)):
             return None
         if not dataclasses.is_dataclass(cls):
@@ -300,6 +316,24 @@ class Objects:
                                     "evaluate here", node, f"pass {f.name}= explicitly")
             record = self.with_field(record, f.name, value)
         return record
+
+    def named_tuple(self, callee: Global, node):
+        """``P(a, b)`` of a named tuple class: the tuple of its fields (defaults filled in), as a ``P``."""
+        lowerer, cls = self.lowerer, callee.value
+        args, kwargs = self.arguments(node)
+        try:
+            bound = inspect.signature(cls).bind(*args, **kwargs)
+        except TypeError as error:
+            raise lowerer.error(f"cannot construct {cls.__name__}: {error}", node) from None
+        bound.apply_defaults()
+        items = [v if isinstance(v, (Var, Const, Global)) else Const(v) for v in bound.arguments.values()]
+        if not all(isinstance(i, (Var, Global)) or isinstance(i.value, (int, float, bool, str, type(None)))
+                   for i in items):
+            raise lowerer.error(f"a default of {cls.__name__} is no plain constant", node, "pass every field")
+        made = lowerer.bind(Op(runtime.as_named, [callee, lowerer.bind(Op(primitives.make_tuple, items), "fields")]),
+                            cls.__name__)
+        self.kinds[made.name] = ObjectKind(cls, tuple((n, self.kind(i)) for n, i in zip(cls._fields, items)), True)
+        return made
 
     def new(self, callee: Global) -> Var:
         return self.lowerer.bind(Op(runtime.new_record, [callee]), callee.value.__name__)

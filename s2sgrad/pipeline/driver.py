@@ -52,7 +52,7 @@ from ..backend.vectorize import vectorize
 from ..errors import COMPLEX_HINT, NonScalarOutput, S2SGradError, UnsupportedSyntax
 from ..frontend.functions import LiftedFunction, is_recomputed
 from ..frontend.lower import lower_function
-from ..frontend.objects import is_object_kind, kind_of_object
+from ..frontend.objects import is_dict_kind, is_object_kind, kind_of_object
 from ..frontend.parse import call_signature
 from ..ir.names import Names, identifier
 from ..ir.nodes import Const, Global, Op, Var
@@ -169,10 +169,10 @@ def kind_of(value):
     """What generated code is specialized on: "int", "scalar", "seq" (a list or tuple), "dict", a named
     tuple's `Fields`, a record's `ObjectKind` (and `ItemsKind`, `GeneratorKind`), an array's shape, or "tensor"
     (anything else)."""
+    if kind_of_object(value) is not None:       # a record, a container of records, a generator
+        return kind_of_object(value)
     if isinstance(value, dict):
         return DICT
-    if kind_of_object(value) is not None:       # a record, a list of records, a generator
-        return kind_of_object(value)
     if isinstance(value, tuple) and isinstance(getattr(type(value), "_fields", None), tuple):
         return Fields(type(value)._fields)
     if isinstance(value, (list, tuple)):
@@ -257,7 +257,7 @@ class GradientModule:
         kinds = arg_kinds or {}
         lowered, names = self.prepare(fn, [p for p, k in kinds.items() if k in (SCALAR, INT)],
                                       [p for p, k in kinds.items() if isinstance(k, tuple) and len(k) == 1],
-                                      [p for p, k in kinds.items() if k == DICT],
+                                      [p for p, k in kinds.items() if is_dict_kind(k)],
                                       structure_fields(kinds))
         specialize_sequences(lowered, arg_kinds)
         analysis = analyze(lowered, list(wrt), arg_kinds, activity="activity" in self.optimizations,
@@ -333,7 +333,7 @@ class GradientModule:
         """Lower called function `fn`, knowing which of its parameters hold dicts or named tuples."""
         params = list(call_signature(fn).parameters) if not isinstance(fn, LiftedFunction) else []
         by_param = dict(zip(params, structures))
-        return self.prepare(fn, dicts=[p for p, k in by_param.items() if k == DICT],
+        return self.prepare(fn, dicts=[p for p, k in by_param.items() if is_dict_kind(k)],
                             fields=structure_fields(by_param))
 
     @staticmethod

@@ -10,7 +10,7 @@ from ..analysis.activity import DICT, INT, SCALAR, Fields, analyze, specialize_s
 from ..backend.forward_tidy import drop_dead_tangents, unpack_tuples
 from ..frontend.functions import LiftedFunction
 from ..frontend.lower import Lowerer
-from ..frontend.objects import is_object_kind
+from ..frontend.objects import is_dict_kind, is_object_kind
 from ..frontend.relower import is_generated, parse_generated
 from ..ir.names import identifier
 from ..ir.syntax import function as _function
@@ -56,7 +56,7 @@ class ForwardModule(GradientModule):
         kinds = arg_kinds or {}
         lowered, names = self.prepare(fn, [p for p, k in kinds.items() if k in (SCALAR, INT)],
                                       [p for p, k in kinds.items() if isinstance(k, tuple) and len(k) == 1],
-                                      [p for p, k in kinds.items() if k == DICT],
+                                      [p for p, k in kinds.items() if is_dict_kind(k)],
                                       structure_fields(kinds))
         self.origin = getattr(lowered.source, "origin", "") \
             or f"{os.path.basename(lowered.source.filename)}:{lowered.name}"

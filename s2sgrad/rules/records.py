@@ -23,6 +23,16 @@ def attribute(y, obj, name):
     d[y] = grad_or_zeros(field_tangent(d[obj], obj, name), y)
 
 
+@adjoint(runtime.as_named)
+def as_named(y, cls, items):
+    d[items] = d[y]
+
+
+@tangent(runtime.as_named)
+def as_named(y, cls, items):
+    d[y] = d[items]
+
+
 @adjoint(runtime.with_field)
 def with_field(y, x, name, value):
     d[x] = without_field(d[y], name)

@@ -38,7 +38,16 @@ from .gradients import rebuilt as rebuilt  # (not in __all__, as RandomStates: f
 from .indexing import scatter, seq_scatter
 from .random_states import RandomStates as RandomStates
 from .random_states import random_state, replay, swap_random_state
-from .records import field_grad, field_tangent, new_record, random_draw, with_field, without_field, written_field
+from .records import (
+    as_named,
+    field_grad,
+    field_tangent,
+    new_record,
+    random_draw,
+    with_field,
+    without_field,
+    written_field,
+)
 from .reductions import (
     cumprod_grad,
     cumprod_grad_tangent_a,
@@ -88,7 +97,8 @@ __all__ = [
     "cumprod_grad_tangent_a", "cumprod_tangent",
     "linspace_fraction", "add_at", "subtract_at", "maximum_at", "minimum_at", "extremum_ties", "at_copy",
     "written_copy", "as_column", "unsort", "sorted_like",
-    "field_grad", "field_tangent", "new_record", "with_field", "without_field", "written_field", "random_draw",
+    "as_named", "field_grad", "field_tangent", "new_record", "with_field", "without_field", "written_field",
+    "random_draw",
     # forward mode and higher order
     "broadcast_like", "stack_push", "stack_pop", "stack_pop_rows", "einsum_tangent", "einsum_grad_tangent",
 ]

@@ -156,6 +156,11 @@ def written_field(g, name: str):
     return as_parts(g).get(name)
 
 
+def as_named(cls, items: tuple):
+    """The named tuple of class `cls` holding `items` (``P(a, b)`` made in the function)."""
+    return cls(*items)
+
+
 def random_draw(generator, method: str, *args, **kwargs):
     """``generator.method(*args, **kwargs)``: a draw from a generator passed in as an argument."""
     return getattr(generator, method)(*args, **kwargs)
