@@ -280,7 +280,7 @@ def test_gradient_matches_finite_differences(case):
 
 
 @pytest.mark.parametrize("case", ["method calling a method", "named tuple fields", "registered class",
-                                  "dataclass made inside"])
+                                  "dataclass made inside", "__init__ made inside", "dict of objects"])
 def test_value_and_grad_vjp_and_jvp(case):
     f, make, wrt = CASES[case]
     args = make()
@@ -319,6 +319,9 @@ def test_bound_method_wrt_its_arguments_and_the_object():
         np.testing.assert_allclose(a, b)
     both = sg.grad(model.loss, wrt=("self", 0))(x)
     np.testing.assert_allclose(both[1], sg.grad(model.loss)(x))
+    v = normal(2)
+    assert sg.jvp(model.loss)(x, v)[1] == pytest.approx(float(sg.grad(model.loss)(x) @ v))
+    np.testing.assert_allclose(sg.hvp(model.loss)(x, v), sg.hvp(method_loss, 1)(model, x, v))
 
 
 def test_static_fields_are_kept_and_give_no_error_in_wrt():
@@ -508,3 +511,52 @@ def pops_the_middle(xs):
 def test_list_pop_of_another_index_is_refused():
     with pytest.raises(sg.UnsupportedSyntax, match="only list.pop"):
         sg.grad(pops_the_middle)([1.0, 2.0, 3.0])
+
+
+class Doubler:
+    def __call__(self, x):
+        return 2.0 * x
+
+
+def test_a_new_module_level_model_with_other_classes_is_seen():
+    global MODEL
+    saved, x = MODEL, normal(2)
+    df = sg.grad(global_model)
+    try:
+        before = df(x)
+        MODEL = MLP([Doubler()], 1.5)
+        np.testing.assert_allclose(df(x), np.full(2, 3.0))
+    finally:
+        MODEL = saved
+    np.testing.assert_allclose(df(x), before)
+
+
+def test_hessian_of_an_object_is_in_its_structure():
+    H = sg.hessian(frozen_dataclass, 1)(Frozen(normal(3)), normal(3))        # (wrt the array: a plain block)
+    assert H.shape == (3, 3)
+    s = Scaled(np.array([1.0, 2.0]), 2.0)
+    blocks = sg.hessian(registered_dataclass)(s, np.array([1.0, 3.0]))
+    assert type(blocks) is Scaled and type(blocks.w) is Scaled
+    np.testing.assert_allclose(blocks.w.w, np.diag([2.0 * 2.0, 2.0 * 2.0 * 3.0]))
+    np.testing.assert_allclose(blocks.w.power, [2.0, 12.0])
+
+
+def test_float32_fields_get_float32_gradients():
+    g = sg.grad(registered_dataclass)(Scaled(normal(3).astype(np.float32), 0.5), normal(3))
+    assert g.w.dtype == np.float32
+
+
+class Node:
+    def __init__(self, w, parent=None):
+        self.w, self.parent = w, parent
+
+
+def node_loss(n):
+    return np.sum(n.w * n.child.w)
+
+
+def test_an_object_holding_itself_is_refused_in_wrt():
+    root = Node(normal(2))
+    root.child = Node(normal(2), root)
+    with pytest.raises(sg.WrtError, match="a cycle"):
+        sg.grad(node_loss)(root)

@@ -27,7 +27,7 @@ from ..pipeline.driver import GradientModule
 from ..pipeline.forward import ForwardModule
 from ..runtime import SparseGrad, rebuilt
 from ..runtime.records import fields as record_fields
-from ..runtime.records import is_differentiable, is_record
+from ..runtime.records import is_differentiable, is_record, record_complete
 from ..transforms.forward import tangent_hint
 from .pytrees import record_leaves
 
@@ -88,8 +88,23 @@ def check_differentiable(f, name: str, value) -> None:
     if type(value) is float or isinstance(value, np.ndarray) and value.dtype.kind == "f":
         return
     leaves = []
+    path: list = []                            # the objects being walked, outermost first
 
     def walk(v):
+        if any(v is outer for outer in path):
+            raise WrtError(f"argument '{name}' of {f.__name__} holds an object that holds it (a cycle): its "
+                           "gradient would be infinitely deep", def_location(f),
+                           hint="differentiate with respect to the arrays or a tree of objects without back "
+                                "references")
+        if isinstance(v, (list, tuple, dict)) or is_record(v):
+            path.append(v)
+        try:
+            walk_items(v)
+        finally:
+            if path and path[-1] is v:
+                path.pop()
+
+    def walk_items(v):
         if isinstance(v, (list, tuple)):
             for item in v:
                 walk(item)
@@ -206,6 +221,9 @@ def in_argument_dtypes(grads, wrt_args: list, many: bool):
             return rebuilt(g, [cast(a, b) for a, b in zip(g, x)])
         if isinstance(x, dict) and isinstance(g, dict):
             return {k: cast(g[k], x[k]) if k in x else g[k] for k in g}
+        if is_record(x) and type(g) is type(x):
+            return record_complete({k: cast(record_fields(g)[k], v) for k, v in record_fields(x).items()
+                                    if is_differentiable(v)}, g, lambda part, _: part)
         dtype = getattr(x, "dtype", None)
         if dtype is not None and dtype.kind == "f" and dtype != np.float64 and isinstance(g, (np.ndarray, np.generic)) \
                 and g.dtype != dtype and g.dtype.kind == "f":
@@ -225,6 +243,9 @@ def refuse_complex(f, names: list[str], derivatives) -> None:
         leaf = pending.pop()
         if isinstance(leaf, (tuple, list, dict)):
             pending += leaf.values() if isinstance(leaf, dict) else leaf
+            continue
+        if is_record(leaf):
+            pending += record_fields(leaf).values()
             continue
         values = leaf.values if isinstance(leaf, SparseGrad) else leaf
         if isinstance(values, complex) or getattr(values, "dtype", None) is not None and values.dtype.kind == "c":

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import gast
 import numpy as np
 
-from .. import runtime
+from .. import guards, runtime
 from ..errors import S2SGradError
 from ..ir import primitives
 from ..ir.nodes import Const, Global, Op, Var
@@ -50,6 +50,8 @@ from .parse import parse_function
 primitives.INTERNAL.update({runtime.random_draw: "random_draw", runtime.new_record: "new_record",
                             runtime.with_field: "with_field", runtime.as_named: "as_named"})
 GENERATORS = (np.random.Generator, np.random.RandomState)
+guards.DESCRIBERS.append(lambda value: ("object", kind_of_object(value))
+                         if is_record(value) and not callable(value) else None)    # (its classes: its methods')
 _ANALYSING: set = set()         # ids of the methods whose effects are being found
 STATIC = "static"               # the kind of a field holding no floats (an int, a string, a flag, a callable)
 
@@ -96,23 +98,28 @@ class GeneratorKind:
     cls: type
 
 
-def kind_of_object(value, nested: bool = False):
+def kind_of_object(value, nested: bool = False, inside: frozenset = frozenset()):
     """The `ObjectKind`, `ItemsKind` or `GeneratorKind` of `value`, or None for anything else (a named tuple
-    holding no record is one only inside another value: as an argument its kind is the pipeline's `Fields`)."""
+    holding no record is one only inside another value: as an argument its kind is the pipeline's `Fields`; an
+    object holding one it is inside of has no kind there)."""
+    if isinstance(value, (float, int, np.ndarray, np.generic, str)) or id(value) in inside:
+        return None
     if isinstance(value, GENERATORS):
         return GeneratorKind(type(value))
+    inside = inside | {id(value)}
     if isinstance(value, (list, tuple, dict)) and not hasattr(type(value), "_fields"):
-        items = tuple(kind_of_object(v, True) for v in (value.values() if isinstance(value, dict) else value))
+        items = tuple(kind_of_object(v, True, inside) for v in (value.values() if isinstance(value, dict) else value))
         keys = tuple(value) if isinstance(value, dict) else None
         return ItemsKind(items, keys) if any(isinstance(i, (ObjectKind, ItemsKind)) for i in items) else None
     if isinstance(value, tuple) and hasattr(type(value), "_fields"):
-        kinds = tuple((n, kind_of_object(v, True)) for n, v in zip(type(value)._fields, value))
+        kinds = tuple((n, kind_of_object(v, True, inside)) for n, v in zip(type(value)._fields, value))
         return ObjectKind(type(value), kinds, named=True) if nested or any(k for _, k in kinds) else None
     if not is_record(value):
         return None
     attributes = dict(vars(value)) if hasattr(value, "__dict__") else {}
     attributes.update({k: v for k, v in record_fields(value).items() if isinstance(k, str)})
-    return ObjectKind(type(value), tuple((name, kind_of_object(v, True) or (None if is_differentiable(v) else STATIC))
+    return ObjectKind(type(value), tuple((name, kind_of_object(v, True, inside)
+                                          or (None if is_differentiable(v, inside) else STATIC))
                                          for name, v in attributes.items()))
 
 

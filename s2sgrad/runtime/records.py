@@ -67,17 +67,21 @@ def fields(x) -> dict:
     return dict(vars(x))
 
 
-def is_differentiable(value) -> bool:
-    """Does `value` hold floats a gradient can flow to (a float, float array, container or record of them)?"""
+def is_differentiable(value, inside: frozenset = frozenset()) -> bool:
+    """Does `value` hold floats a gradient can flow to (a float, float array, container or record of them)?
+    (`inside`: the ids of the objects `value` was found in, which do not count again.)"""
     if isinstance(value, (float, np.floating)) and not isinstance(value, bool):
         return True
     if isinstance(value, np.ndarray):
         return value.dtype.kind == "f"
+    if id(value) in inside:
+        return False
+    inside = inside | {id(value)}
     if isinstance(value, (list, tuple)):
-        return any(is_differentiable(v) for v in value)
+        return any(is_differentiable(v, inside) for v in value)
     if isinstance(value, dict):
-        return any(is_differentiable(v) for v in value.values())
-    return is_record(value) and any(is_differentiable(v) for v in fields(value).values())
+        return any(is_differentiable(v, inside) for v in value.values())
+    return is_record(value) and any(is_differentiable(v, inside) for v in fields(value).values())
 
 
 def field_key(x, name: str):
