@@ -200,9 +200,9 @@ class Expressions:
         if node.attr in ATTRIBUTES:
             return Op(ATTRIBUTES[node.attr], [base])
         raise self.lowerer.error(f"the attribute '{node.attr}' of a local value is not supported", node,
-                                 "use the NumPy function instead (np.shape(x), np.transpose(x), ...); "
-                                 "a named tuple's fields are known only for an argument: unpack it (a, b = p) or "
-                                 "index it (p[0]) elsewhere")
+                                 "use the NumPy function instead (np.shape(x), np.transpose(x), ...); an object's "
+                                 "attributes are known where its class is: an argument, a module-level object, an "
+                                 "object made here and what those hold (sg.source needs example args=)")
 
     def expr_Call(self, node):
         return self.lowerer.calls.call(node)
