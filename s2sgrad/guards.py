@@ -98,9 +98,16 @@ def same(a: tuple, b: tuple) -> bool:
     return len(a) == len(b) and all(x is y for x, y in zip(a, b))
 
 
+DESCRIBERS: list = []       # functions giving a value's description where a later stage knows more (objects)
+
+
 def describe(value):
     """What generation may have used about a value that generated code reads itself; None for a value whose
     identity it used (functions and other callables, modules, classes)."""
+    for describer in DESCRIBERS:
+        described = describer(value)
+        if described is not None:
+            return described
     if isinstance(value, (str, bool)) or value is None or value is MISSING:
         return type(value), value
     if isinstance(value, (np.ndarray, np.generic)):

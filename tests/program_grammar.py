@@ -37,7 +37,11 @@ shape (3,), made of
   ``functools.partial`` of a callable, its first or last argument bound (``partial``). Each call passes variables (active),
   constants (inactive) or expressions, positionally or by keyword
   (``keyword_args``), leaving defaults out or not, so one helper is called with
-  several activity patterns.
+  several activity patterns;
+* a class ``M0`` (``methods``) holding two of the function's values as attributes (a plain class whose
+  ``__init__`` sets them, maybe scaling one afterwards, or a dataclass), with a method reading them and a
+  second calling the first (or ``__call__``); the function makes one at its end and adds a method's value
+  (of a scalar, or ``np.sum`` of it on the array) to its result.
 
 Compound statements nest up to ``MAX_DEPTH`` deep and the product of the trip
 counts of nested loops stays small, so every program terminates quickly.
@@ -80,6 +84,8 @@ ALL_FEATURES = frozenset({
     "kwonly", "walrus", "starred", "for_else",
     # functions as values: lambdas bound to a name (or called in place), functools.partial of a callable
     "lambdas", "partial",
+    # a class whose parameters are attributes, made in the function and its methods called
+    "methods",
 })
 # constructs left out of helpers' bodies: writes into an array argument (changes the caller's array)
 HELPER_BODY_EXCLUDED = frozenset({"index_write", "array_augassign", "iter_alias", "iter_rebind", "locals",
@@ -851,7 +857,48 @@ class Generator:
             self.emit(0, f"q = {self.call(helper, [])}")
             (self.arrays if helper.returns_array else self.scalars).append("q")
         self.emit(0, f"return {self.result([])}")
+        if self.on("methods", 0.3):                   # (drawn last: the rest of the program is as without it)
+            cls, make, call = method_class(self.c, [v for v in self.scalars if v not in self.elements], self.arrays)
+            self.helpers.append(cls)
+            returned = self.lines.pop()
+            self.lines += [(0, make), (0, f"{returned[1]} + {call}")]
         return Program(self.name, params, array, self.lines, self.used, self.helpers, self.constants)
+
+
+@dataclass
+class ClassSource:
+    """A module-level class the program uses, as source."""
+    text: str
+
+    def source(self, instrument: bool = False) -> str:
+        return self.text
+
+
+INNER_METHODS = ("np.tanh(self.w * v + {c})", "self.w * np.sin(v) + self.u", "np.exp(-(self.u * v) ** 2) * self.w",
+                 "self.u * v / (1.5 + v * v)")
+OUTER_METHODS = ("self.inner(v) * self.w + np.cos(self.u)", "np.sin(self.inner(v)) + self.u * self.w",
+                 "self.inner(self.inner(v) * {c})")
+
+
+def method_class(c, scalars: list, arrays: list) -> tuple[ClassSource, str, str]:
+    """A class ``M0`` with attributes ``w`` and ``u`` and methods ``inner`` and ``outer`` (or ``__call__``);
+    the line making one from two of `scalars`, and a call of a method of it (on a scalar or an array)."""
+    style = c.choice(["init", "dataclass", "call"])
+    inner = c.choice(INNER_METHODS).format(c=repr(c.choice(CONSTANTS)))
+    outer = c.choice(OUTER_METHODS).format(c=repr(c.choice(CONSTANTS)))
+    name = "__call__" if style == "call" else "outer"
+    if style == "dataclass":
+        head = ["import dataclasses", "", "", "@dataclasses.dataclass", "class M0:", "    w: float", "    u: float"]
+    else:
+        head = ["class M0:", "    def __init__(self, w, u):", "        self.w = w", "        self.u = u"]
+        if c.chance(0.5):
+            head.append(f"        self.u = self.u * {c.choice(CONSTANTS)!r}")
+    text = "\n".join([*head, "", "    def inner(self, v):", f"        return {inner}", "",
+                      f"    def {name}(self, v):", f"        return {outer}", ""])
+    w, u = c.choice(scalars), c.choice(scalars)
+    argument = c.choice(scalars + arrays)
+    call = f"m({argument})" if style == "call" else f"m.outer({argument})"
+    return ClassSource(text), f"m = M0({w}, {u})", f"np.sum({call})" if argument in arrays else call
 
 
 def _names(source: str) -> set[str]:

@@ -25,6 +25,7 @@ import numpy as np
 
 from .. import runtime
 from ..errors import UnsupportedSyntax
+from ..frontend.objects import is_object_kind
 from ..ir import primitives
 from ..ir.nodes import Assign, Const, Function, Global, If, Op, Var, While, assignments
 from ..rules import is_nondifferentiable, rule_for
@@ -46,7 +47,8 @@ class Fields:
 SEQ_MAKERS = {primitives.make_list, primitives.make_tuple, primitives.list_append, primitives.seq_setitem,
               primitives.seq_concat, primitives.seq_repeat, runtime.make_dict, runtime.dict_without,
               runtime.dict_values, runtime.dict_items, runtime.unpack_starred, runtime.unpack_filled, runtime.bind_call,
-              np.linalg.slogdet}              # (a function with a rule whose result is a tuple)
+              np.linalg.slogdet,              # (a function with a rule whose result is a tuple)
+              runtime.new_record, runtime.with_field, runtime.as_named}
 NONE_KIND = "none"
 
 
@@ -128,7 +130,7 @@ def _parameters(fn: Function, arg_kinds: dict | None) -> tuple[dict, dict, set]:
             if kind == INT:
                 ints.add(param)
             kind = TENSOR
-        elif kind == DICT or isinstance(kind, Fields):
+        elif kind == DICT or isinstance(kind, Fields) or is_object_kind(kind):
             kind = SEQ
         elif isinstance(kind, tuple):           # an array of this shape
             known_shapes[param] = kind
@@ -246,7 +248,7 @@ def _op_kind(op: Op, kinds) -> str:
         return _atom_kind(op.args[0], kinds)
     if op.fn in SEQ_MAKERS or _seq_form(op, kinds) is not None:
         return SEQ
-    if op.fn in (operator.getitem, primitives.seq_getitem):
+    if op.fn in (operator.getitem, primitives.seq_getitem, primitives.attribute):
         return UNKNOWN if _atom_kind(op.args[0], kinds) != TENSOR else TENSOR
     if callable(op.fn) and (rule_for(op.fn) or is_nondifferentiable(op.fn)):
         return TENSOR

@@ -30,10 +30,12 @@ from ..analysis.activity import INT, SCALAR, TENSOR
 from ..analysis.randomness import generators
 from ..errors import NoDerivativeRule, NonScalarOutput, S2SGradError, WrtError, derivative_call_refusal
 from ..frontend.lower import lower_function
+from ..frontend.objects import is_dict_kind
 from ..ir.names import identifier
-from ..pipeline.driver import kind_of
+from ..pipeline.driver import kind_of, structure_fields
 from ..rules.registry import Rule
 from ..runtime import random_state, rebuilt
+from ..runtime.records import fields, is_differentiable, is_record, record_complete
 from ..transforms.forward import tangent_hint
 from .generation import (
     call_values,
@@ -54,6 +56,9 @@ def _shaped(value, items: list):
     items = list(items)
 
     def build(v):
+        if is_record(v):
+            return record_complete({k: build(u) for k, u in fields(v).items() if is_differentiable(u)}, v,
+                                   lambda g, x: g)
         if isinstance(v, (list, tuple)):
             return rebuilt(v, [build(u) for u in v])
         if isinstance(v, dict):
@@ -355,7 +360,10 @@ def generators_of(f, values: list) -> tuple:
         scalars = [p for p, k in zip(params, kinds) if k in (SCALAR, INT)]
         vectors = [p for p, k in zip(params, kinds) if isinstance(k, tuple) and len(k) == 1]
         what = f"'{f.__name__}', which a higher derivative runs once for each derivative it combines"
-        known[kinds] = tuple(g.value for g in generators(lower_function(f, scalars, vectors)[0].body, what))
+        by_param = dict(zip(params, kinds))
+        lowered = lower_function(f, scalars, vectors, [p for p, k in by_param.items() if is_dict_kind(k)],
+                                 structure_fields(by_param))[0]
+        known[kinds] = tuple(g.value for g in generators(lowered.body, what))
     return known[kinds]
 
 

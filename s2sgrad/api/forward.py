@@ -51,6 +51,7 @@ from .generation import (
     wrt_targets,
 )
 from .partials import of_partial
+from .pytrees import is_bound_method, method_derivative
 
 
 def _prepared(f, names: list[str], args, kwargs) -> tuple[list, tuple]:
@@ -80,6 +81,8 @@ def jvp(f: Callable | None = None, wrt=0, *, verbose: bool = False) -> Callable:
         return lambda g: jvp(g, wrt, verbose=verbose)
     if isinstance(f, functools.partial):
         return of_partial(jvp, f, wrt, verbose=verbose)
+    if is_bound_method(f):
+        return method_derivative(jvp, f, wrt, verbose=verbose)
     if spec_of(f) is not None:
         return transform("jvp", f, wrt)
     targets, many = wrt_targets(f, wrt)
@@ -141,6 +144,8 @@ def hvp(f: Callable | None = None, wrt=0, *, verbose: bool = False) -> Callable:
         return lambda g: hvp(g, wrt, verbose=verbose)
     if isinstance(f, functools.partial):
         return of_partial(hvp, f, wrt, verbose=verbose)
+    if is_bound_method(f):
+        return method_derivative(hvp, f, wrt, verbose=verbose)
     if spec_of(f) is not None:
         return transform("hvp", f, wrt)
     names, many = wrt_names(f, wrt)

@@ -26,7 +26,10 @@ from ..optimizations import resolve
 from ..pipeline.driver import GradientModule
 from ..pipeline.forward import ForwardModule
 from ..runtime import SparseGrad, rebuilt
+from ..runtime.records import fields as record_fields
+from ..runtime.records import is_differentiable, is_record, record_complete
 from ..transforms.forward import tangent_hint
+from .pytrees import record_leaves
 
 Wrt = Union[int, str, Sequence[Union[int, str]]]
 
@@ -108,14 +111,35 @@ def check_differentiable(f, name: str, value) -> None:
     if type(value) is float or isinstance(value, np.ndarray) and value.dtype.kind == "f":
         return
     leaves = []
+    path: list = []                            # the objects being walked, outermost first
 
     def walk(v):
+        if any(v is outer for outer in path):
+            raise WrtError(f"argument '{name}' of {f.__name__} holds an object that holds it (a cycle): its "
+                           "gradient would be infinitely deep", def_location(f),
+                           hint="differentiate with respect to the arrays or a tree of objects without back "
+                                "references")
+        if isinstance(v, (list, tuple, dict)) or is_record(v):
+            path.append(v)
+        try:
+            walk_items(v)
+        finally:
+            if path and path[-1] is v:
+                path.pop()
+
+    def walk_items(v):
         if isinstance(v, (list, tuple)):
             for item in v:
                 walk(item)
         elif isinstance(v, dict):
             for item in v.values():
                 walk(item)
+        elif is_record(v):                     # static fields (ints, strings, callables, ...) have no gradient
+            for item in record_fields(v).values():
+                if is_differentiable(item):
+                    walk(item)
+            if not is_differentiable(v):
+                leaves.append(v)
         else:
             leaves.append(v)
     walk(value)
@@ -224,6 +248,9 @@ def in_argument_dtypes(grads, wrt_args: list, many: bool):
             return rebuilt(g, [cast(a, b) for a, b in zip(g, x)])
         if isinstance(x, dict) and isinstance(g, dict):
             return {k: cast(g[k], x[k]) if k in x else g[k] for k in g}
+        if is_record(x) and type(g) is type(x):
+            return record_complete({k: cast(record_fields(g)[k], v) for k, v in record_fields(x).items()
+                                    if is_differentiable(v)}, g, lambda part, _: part)
         dtype = getattr(x, "dtype", None)
         if dtype is not None and dtype.kind == "f" and dtype != np.float64 and isinstance(g, (np.ndarray, np.generic)) \
                 and g.dtype != dtype and g.dtype.kind == "f":
@@ -244,6 +271,9 @@ def refuse_complex(f, names: list[str], derivatives) -> None:
         if isinstance(leaf, (tuple, list, dict)):
             pending += leaf.values() if isinstance(leaf, dict) else leaf
             continue
+        if is_record(leaf):
+            pending += record_fields(leaf).values()
+            continue
         values = leaf.values if isinstance(leaf, SparseGrad) else leaf
         if isinstance(values, complex) or getattr(values, "dtype", None) is not None and values.dtype.kind == "c":
             raise UnsupportedSyntax(f"a complex value lies between {', '.join(map(repr, names))} and the "
@@ -252,7 +282,9 @@ def refuse_complex(f, names: list[str], derivatives) -> None:
 
 
 def flatten(value):
-    """The float leaves of a number, array, or list/tuple/dict of them, and a function rebuilding it."""
+    """The float leaves of a number, array, object, or list/tuple/dict of them, and a function rebuilding it."""
+    if is_record(value):
+        return record_leaves(value, flatten)
     if isinstance(value, (list, tuple)):
         parts = [flatten(v) for v in value]
         leaves = [leaf for p in parts for leaf in p[0]]

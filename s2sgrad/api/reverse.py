@@ -41,6 +41,7 @@ from .generation import (
     wrt_targets,
 )
 from .partials import of_partial
+from .pytrees import is_bound_method, method_derivative
 
 
 class _Call:
@@ -175,6 +176,8 @@ def grad(f: Callable | None = None, wrt: Wrt = 0, *, verbose: bool = False, chec
         return lambda g: grad(g, wrt, verbose=verbose, **options)
     if isinstance(f, functools.partial):
         return of_partial(grad, f, wrt, verbose=verbose, **options)
+    if is_bound_method(f):
+        return method_derivative(grad, f, wrt, verbose=verbose, **options)
     return _derivative(f, "grad", wrt, options) or _make(f, wrt, "grad", verbose, options)
 
 
@@ -190,6 +193,8 @@ def value_and_grad(f: Callable | None = None, wrt: Wrt = 0, *, verbose: bool = F
         return lambda g: value_and_grad(g, wrt, verbose=verbose, **options)
     if isinstance(f, functools.partial):
         return of_partial(value_and_grad, f, wrt, verbose=verbose, **options)
+    if is_bound_method(f):
+        return method_derivative(value_and_grad, f, wrt, verbose=verbose, **options)
     return _derivative(f, "value_and_grad", wrt, options) or _make(f, wrt, "value_and_grad", verbose, options)
 
 
@@ -205,6 +210,8 @@ def vjp(f: Callable | None = None, wrt: Wrt = 0, *, verbose: bool = False, check
         return lambda g: vjp(g, wrt, verbose=verbose, **options)
     if isinstance(f, functools.partial):
         return of_partial(vjp, f, wrt, verbose=verbose, **options)
+    if is_bound_method(f):
+        return method_derivative(vjp, f, wrt, verbose=verbose, **options)
     return _derivative(f, "vjp", wrt, options) or _make(f, wrt, "vjp", verbose, options)
 
 

@@ -25,7 +25,7 @@ import gast
 
 from .. import runtime
 from .kinds import Kinds
-from .views import VIEW_METHODS, ReadOnlyViews, is_mutable, view_of
+from .views import NEW_VALUE_ATTRIBUTES, VIEW_METHODS, ReadOnlyViews, is_mutable, view_of
 
 
 class Aliasing:
@@ -117,6 +117,8 @@ class Aliasing:
             if node.attr in VIEW_METHODS:
                 return self.reach(node.value)[0], set()
             key = self.global_key(node)
+            if key is None and node.attr not in NEW_VALUE_ATTRIBUTES:   # a field of a local object: part of it
+                return self.reach(node.value)[0], set()
             return ({key} if key is not None else set()), set()
         if isinstance(node, gast.Subscript):           # an element of a container, or a view of an array
             return self.elements(self.reach(node.value))
@@ -169,6 +171,8 @@ class Aliasing:
                 return self.reach(func.value)[0], set()
             if func.attr == "astype" and any(k.arg == "copy" for k in node.keywords):
                 return self.reach(func.value)[0], set()
+            if func.attr == "pop":                      # an item the list held
+                return self.elements(self.reach(func.value))
             return set(), set()                         # the other methods lowering knows make new values
         effects = self.effects(node)
         if effects is not None:                         # a user function

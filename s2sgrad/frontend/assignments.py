@@ -1,4 +1,5 @@
-"""Part of stage 2: lowering assignments: ``a = v``, ``a, b = x, y``, ``y[i] = v``, ``x += v``, ``parts.append(v)``.
+"""Part of stage 2: lowering assignments: ``a = v``, ``a, b = x, y``, ``y[i] = v``, ``x += v``, ``parts.append(v)``
+(and ``parts.pop()``).
 
 Each binds a new single-assignment version of a name; a write by index (or ``+=`` on an array, or
 an append) makes a new version of the same object, and the other names for that object stale:
@@ -114,7 +115,7 @@ class Assignments:
             index = lowerer.expressions.index(target.slice)
             written = Op(primitives.setitem, [Var(lowerer.env[array]), index, value])
             lowerer.written_in_place(array, written, target)
-        else:
+        elif not lowerer.objects.write_attribute(target, value, target):
             raise lowerer.error("assignment to an attribute is not supported", target,
                                 "assign to a local name instead")
 
@@ -154,7 +155,7 @@ class Assignments:
             written = Op(primitives.setitem, [Var(lowerer.env[array]), index, updated], augmented=True)
             lowerer.node = target
             lowerer.written_in_place(array, written, target)
-        else:
+        elif not lowerer.objects.write_attribute(target, lowerer.atom(stmt.value), stmt, fn):
             raise lowerer.error("augmented assignment to an attribute is not supported", target)
 
     def append(self, call) -> None:
@@ -172,6 +173,22 @@ class Assignments:
         lowerer.emit(lowerer.define_version(name, keep_vector=False), appended)
         self.aliasing.holds(name, objects)
         self.views.note(name, item_maker=read_only)
+
+    def pop(self, call):
+        """``xs.pop()`` or ``xs.pop(0)`` of a local list: its last (first) item, which the list held, and a new
+        version of the list without it, still the object it was."""
+        lowerer = self.lowerer
+        name = call.func.value.id
+        index = call.args[0].value if call.args and isinstance(call.args[0], gast.Constant) else -1
+        if call.keywords or len(call.args) > 1 or call.args and index not in (0, -1) or type(index) is not int:
+            raise lowerer.error("only list.pop() and list.pop(0) are supported", call,
+                                "index the list and slice it instead (item = xs[i]; xs = xs[:i] + xs[i + 1:])")
+        current = Var(lowerer.env[name])
+        item = lowerer.bind(Op(primitives.seq_getitem, [current, Const(index)]), "item")
+        rest = Op(primitives.seq_getitem, [current, Const(slice(None, -1) if index == -1 else slice(1, None))])
+        lowerer.changed_in_place(name, call)
+        lowerer.emit(lowerer.define_version(name, keep_vector=False), rest)
+        return item
 
 
 def _name_of(target) -> str:

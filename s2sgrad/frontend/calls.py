@@ -72,6 +72,9 @@ class Calls:
             return self.method_call(node)
         if isinstance(func, gast.Name) and isinstance(lowerer.env.get(func.id), LiftedFunction):
             return self.lifted_call(node, lowerer.env[func.id])
+        instance = lowerer.objects.instance_call(node)
+        if instance is not None:
+            return instance
         callee = lowerer.value(func)
         if not isinstance(callee, Global) or not callable(callee.value):
             raise lowerer.error("this calls a value computed when the code runs; s2sgrad must know which function "
@@ -91,9 +94,14 @@ class Calls:
     def method_call(self, node):
         """``x.f(...)`` of a local value: the NumPy function `METHODS` says it means."""
         lowerer, func = self.lowerer, node.func
+        if func.attr == "pop" and isinstance(func.value, gast.Name) and isinstance(lowerer.env.get(func.value.id), str):
+            return lowerer.assignments.pop(node)
         obj = lowerer.atom(func.value)
         if func.attr in DICT_METHODS:
             return lowerer.mappings.method(node, obj)
+        of_object = lowerer.objects.method_call(obj, node)
+        if of_object is not None:
+            return of_object
         method = METHODS.get(func.attr)
         if method is None:
             raise lowerer.error(f"the method '{func.attr}' is not supported on a local value", node,
@@ -117,6 +125,9 @@ class Calls:
     def function_call(self, callee: Global, node):
         """A call of a module-level function (NumPy's, a builtin, a user function)."""
         lowerer = self.lowerer
+        of_object = lowerer.objects.bound_method_call(callee, node) or lowerer.objects.construct(callee, node)
+        if of_object is not None:
+            return of_object
         if any(callee.value is f for f in HIDDEN_CODE):
             raise lowerer.error(f"{callee.name}() runs or reads code that s2sgrad cannot see", node,
                                 "write the computation out in the function")
@@ -144,6 +155,7 @@ class Calls:
             kwargs, out = lowerer.writes.call_keywords(node)
         else:                                       # a user function's own out= is an argument like another
             kwargs, out = {k.arg: lowerer.atom(k.value) for k in node.keywords}, None
+        lowerer.objects.refuse_changes(callee.value, args, node, callee.name)
         user_calls = lowerer.user_calls
         effects = user_calls.call_effects(node)
         lifted = None

@@ -190,15 +190,19 @@ class Expressions:
             if value is MISSING:
                 raise self.lowerer.error(f"'{base.name}' has no attribute '{node.attr}'", node)
             return Global(f"{base.name}.{node.attr}", value)
+        base = self.lowerer.bind(base, "t")
+        read = self.lowerer.objects.attribute(base, node)
+        if read is not None:
+            return read
         if isinstance(node.value, gast.Name) and node.attr in self.fields.get(node.value.id, ()) \
                 and isinstance(base, Var) and base.name == node.value.id:      # a named tuple argument's field
             return Op(operator.getitem, [base, Const(self.fields[node.value.id].index(node.attr))])
         if node.attr in ATTRIBUTES:
-            return Op(ATTRIBUTES[node.attr], [self.lowerer.bind(base, "t")])
+            return Op(ATTRIBUTES[node.attr], [base])
         raise self.lowerer.error(f"the attribute '{node.attr}' of a local value is not supported", node,
-                                 "use the NumPy function instead (np.shape(x), np.transpose(x), ...); "
-                                 "a named tuple's fields are known only for an argument: unpack it (a, b = p) or "
-                                 "index it (p[0]) elsewhere")
+                                 "use the NumPy function instead (np.shape(x), np.transpose(x), ...); an object's "
+                                 "attributes are known where its class is: an argument, a module-level object, an "
+                                 "object made here and what those hold (sg.source needs example args=)")
 
     def expr_Call(self, node):
         return self.lowerer.calls.call(node)

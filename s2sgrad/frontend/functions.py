@@ -31,6 +31,7 @@ class LiftedFunction:
     also_returns: tuple = ()                 # parameters it changes in place: it returns (result, *their
     #                                          final versions), and the caller rebinds its variables to them
     statics: dict = field(default_factory=dict)     # parameters bound to the callable values a call gives them
+    fields: dict = field(default_factory=dict)   # parameters holding records -> their kinds (see `objects`)
 
     @property
     def __name__(self):

@@ -43,6 +43,7 @@ from .effects import Effects, UserCalls, summarize_effects
 from .expressions import Expressions, temporary_hint
 from .functions import LiftedFunction
 from .numpy_writes import NumpyWrites
+from .objects import Objects
 from .parse import ParsedFunction, parse_function
 
 assert_true, raise_error = runtime.assert_true, runtime.raise_error
@@ -65,7 +66,7 @@ def effects_of(fn) -> Effects | None:
     _ANALYSING.add(id(fn))
     try:
         if isinstance(fn, LiftedFunction):
-            lowerer = Lowerer(fn.parsed, functions=fn.functions, statics=fn.statics)
+            lowerer = Lowerer(fn.parsed, functions=fn.functions, statics=fn.statics, fields=fn.fields)
             lowerer.function(list(fn.free))
         else:
             lowerer = Lowerer(parse_function(fn))
@@ -94,7 +95,7 @@ def lower_function(fn, scalars=(), vectors=(), dicts=(), fields=None, statics=No
     parameters to the callable values they are known to be (see `callables`).
     """
     if isinstance(fn, LiftedFunction):
-        lowerer = Lowerer(fn.parsed, functions=fn.functions, statics=fn.statics)
+        lowerer = Lowerer(fn.parsed, functions=fn.functions, statics=fn.statics, fields=fn.fields)
         lowerer.also_returns = list(fn.also_returns)
         return lowerer.function(list(fn.free)), lowerer.names
     lowerer = Lowerer(parse_function(fn), scalars=scalars, vectors=vectors, dicts=dicts, fields=fields,
@@ -151,6 +152,7 @@ class Lowerer:
         self.maybe_unbound: dict[str, str] = {}   # a name -> its version after a loop that may bind it on no trip
         self.global_names: dict[str, str] = {}    # the user's free name -> its name in generated code
         self.expressions = Expressions(self, fields or {})
+        self.objects = Objects(self, fields or {})
         self.calls = Calls(self)
         self.mappings = Mappings(self)
         self.callables = Callables(self)
@@ -228,6 +230,7 @@ class Lowerer:
 
     def emit(self, target, value) -> None:
         self.out.append(Assign(target, value, self.parsed.location(self.node)))
+        self.objects.assigned(target, value)
 
     def bind(self, value, hint: str = "t"):
         """An atom for `value`: Ops get a temporary name."""
@@ -280,6 +283,7 @@ class Lowerer:
         function = Function(tree.name, params, self.out, result, self.parsed.location(tree), self.parsed)
         function.defaults = [ast.unparse(gast.gast_to_ast(d)) for d in tree.args.defaults]
         function.free_names = {generated: user for user, generated in self.global_names.items()}
+        function.objects = dict(self.objects.kinds)
         return function
 
     def block(self, stmts):

@@ -28,6 +28,7 @@ from ..markers import stop_gradient
 from ..rules import is_nondifferentiable, rule_for
 
 VIEW_METHODS = {"reshape", "transpose", "ravel", "squeeze", "swapaxes", "view", "T", "real", "imag", "diagonal"}
+NEW_VALUE_ATTRIBUTES = {"shape", "ndim", "size", "dtype"}     # attributes of a local value that are new values
 
 
 def _numpy(*names) -> set:
@@ -47,10 +48,11 @@ VIEW_OF_FIRST = _numpy(
     "require", "split", "array_split", "hsplit", "vsplit", "dsplit", "unstack", "trim_zeros",
     "real_if_close") | {
     np.lib.stride_tricks.as_strided, np.lib.stride_tricks.sliding_window_view, operator.getitem,
-    primitives.seq_getitem, primitives.setitem, primitives.list_append, iter, next, reversed}
+    primitives.seq_getitem, primitives.setitem, primitives.list_append, iter, next, reversed,
+    primitives.attribute}                                    # (an object's field is part of it)
 VIEW_OF_ANY = _numpy("atleast_1d", "atleast_2d", "atleast_3d", "broadcast_arrays", "einsum") | {
     list, tuple, dict, zip, enumerate, sorted, min, max, map, filter, primitives.make_tuple,
-    primitives.make_list}
+    primitives.make_list, runtime.with_field}
 READ_ONLY_VIEWS = _numpy("diagonal", "broadcast_to") | {np.lib.stride_tricks.sliding_window_view}
 VIEW_WITH_COPY_KEYWORD = _numpy("array", "meshgrid")     # copy=False (or None): may be views of the arguments
 

@@ -99,6 +99,7 @@ class Function:
     source: object = field(default=None, repr=False)     # the ParsedFunction it came from
     defaults: list = field(default_factory=list)          # source text of the parameters' defaults
     free_names: dict = field(default_factory=dict)        # a free name renamed in generated code -> the user's
+    objects: dict = field(default_factory=dict)           # names known to hold records -> their kinds
 
 
 def atoms_of(stmt) -> Iterator[Atom]:

@@ -34,6 +34,16 @@ def seq_getitem(xs, index):
     return xs[index]
 
 
+def attribute(obj, name):
+    """``obj.name`` of a record (an object whose fields are differentiated, see `runtime.records`)."""
+    return getattr(obj, name)
+
+
+def static_attribute(obj, name):
+    """``obj.name`` of a record where the field holds no floats (an int, a string, a flag): no gradient."""
+    return getattr(obj, name)
+
+
 def astype(x, dtype):
     """``x.astype(dtype)`` (a copy)."""
     return np.asarray(x).astype(dtype)
@@ -78,7 +88,8 @@ UNARY_OF_AST = {v.__name__: k for k, v in UNARY.items()}
 COMPARE_OF_AST = {v.__name__: k for k, v in COMPARE.items()}
 COMPARE_OF_AST["NotIn"] = not_in
 
-INTERNAL = {make_tuple: "make_tuple", make_list: "make_list", seq_getitem: "seq_getitem",
+INTERNAL = {make_tuple: "make_tuple", make_list: "make_list", seq_getitem: "seq_getitem", attribute: "attribute",
+             static_attribute: "static_attribute",
              astype: "astype", setitem: "setitem", list_append: "list_append", not_in: "not_in",
              both: "both", either: "either", seq_setitem: "seq_setitem", seq_concat: "seq_concat",
              seq_repeat: "seq_repeat", runtime.format_string: "format_string", runtime.dict_keys: "dict_keys"}
@@ -189,6 +200,8 @@ def expression(fn, args: list[ast.expr], kwargs: dict[str, ast.expr], name: str 
             return ast.BoolOp(ast.And() if fn is both else ast.Or(), list(args))
         if fn in (operator.getitem, seq_getitem) and len(args) == 2:
             return ast.Subscript(args[0], index_expression(args[1]), ast.Load())
+        if fn in (attribute, static_attribute) and len(args) == 2 and isinstance(args[1], ast.Constant):
+            return ast.Attribute(args[0], args[1].value, ast.Load())
         if fn is make_tuple:
             return ast.Tuple(list(args), ast.Load())
         if fn is make_list:

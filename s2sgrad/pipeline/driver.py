@@ -55,6 +55,7 @@ from ..errors import COMPLEX_HINT, NonScalarOutput, S2SGradError, UnsupportedSyn
 from ..frontend.callable_values import Static, is_static, static_parameters
 from ..frontend.functions import LiftedFunction, is_recomputed
 from ..frontend.lower import lower_function
+from ..frontend.objects import is_dict_kind, is_object_kind, kind_of_object
 from ..frontend.parse import call_signature
 from ..frontend.signatures import Parameters
 from ..ir.names import Names, identifier
@@ -197,7 +198,10 @@ def local_dicts(lowered) -> dict:
 
 def kind_of(value):
     """What generated code is specialized on: "int", "scalar", "seq" (a list or tuple), "dict", a named
-    tuple's `Fields`, an array's shape, a function's or module's identity (`Static`), or "tensor" (anything else)."""
+    tuple's `Fields`, a record's `ObjectKind` (and `ItemsKind`, `GeneratorKind`), an array's shape, a function's or
+    module's identity (`Static`), or "tensor" (anything else)."""
+    if kind_of_object(value) is not None:       # a record, a container of records, a generator
+        return kind_of_object(value)
     if is_static(value):
         return Static(value)
     if isinstance(value, dict):
@@ -213,6 +217,13 @@ def kind_of(value):
     if isinstance(value, np.ndarray) and value.ndim:
         return value.shape
     return TENSOR
+
+
+def structure_fields(kinds: dict) -> dict:
+    """What lowering is told of the parameters holding named tuples (their fields' names) and records (their
+    kinds)."""
+    return {p: k.names if isinstance(k, Fields) else k for p, k in kinds.items()
+            if isinstance(k, Fields) or is_object_kind(k)}
 
 
 class GradientModule:
@@ -281,9 +292,8 @@ class GradientModule:
         kinds = arg_kinds or {}
         lowered, names = self.prepare(fn, [p for p, k in kinds.items() if k in (SCALAR, INT)],
                                       [p for p, k in kinds.items() if isinstance(k, tuple) and len(k) == 1],
-                                      [p for p, k in kinds.items() if k == DICT],
-                                      {p: k.names for p, k in kinds.items() if isinstance(k, Fields)},
-                                      static_parameters(kinds))
+                                      [p for p, k in kinds.items() if is_dict_kind(k)],
+                                      structure_fields(kinds), static_parameters(kinds))
         specialize_sequences(lowered, arg_kinds)
         analysis = analyze(lowered, list(wrt), arg_kinds, activity="activity" in self.optimizations,
                            arg_dtypes=arg_dtypes, seed_dtype=seed_dtype)
@@ -299,8 +309,9 @@ class GradientModule:
                                     COMPLEX_HINT)
         scalar_output = mode == "grad" and "dead_primal_code" in self.optimizations \
             and isinstance(lowered.result, Var) and is_scalar_output(lowered.result.name, analysis)
-        self.structures.append({**local_dicts(lowered),
-                                **{p: k for p, k in kinds.items() if k == DICT or isinstance(k, Fields)}})
+        self.structures.append({**local_dicts(lowered), **lowered.objects,
+                                **{p: k for p, k in kinds.items()
+                                   if k == DICT or isinstance(k, Fields) or is_object_kind(k)}})
         try:
             sweeps = Reverse(lowered, wrt, analysis, self, names, self.checkpoint, self.optimizations,
                              self.sparse, value_needed=mode != "grad" or not scalar_output).run()
@@ -351,14 +362,15 @@ class GradientModule:
         """Per argument of a call, the kind of container (`DICT` or `Fields`) it is known to be: the function
         being generated passes its own parameter of that kind on (else None)."""
         known = self.structures[-1] if self.structures else {}
-        return tuple(known.get(a.name) if isinstance(a, Var) else None for a in args)
+        return tuple(known.get(a.name) if isinstance(a, Var) else kind_of_object(a.value) if isinstance(a, Global)
+                     else None for a in args)
 
     def prepare_callee(self, fn, structures: tuple):
         """Lower called function `fn`, knowing which of its parameters hold dicts or named tuples."""
         params = list(call_signature(fn).parameters) if not isinstance(fn, LiftedFunction) else []
         by_param = dict(zip(params, structures))
-        return self.prepare(fn, dicts=[p for p, k in by_param.items() if k == DICT],
-                            fields={p: k.names for p, k in by_param.items() if isinstance(k, Fields)})
+        return self.prepare(fn, dicts=[p for p, k in by_param.items() if is_dict_kind(k)],
+                            fields=structure_fields(by_param))
 
     @staticmethod
     def callee_kinds(lowered, structures: tuple) -> dict:
@@ -388,7 +400,7 @@ class GradientModule:
         # the caller's activity decides which parameters are varied
         specialize_sequences(lowered, self.callee_kinds(lowered, structures))
         analysis = analyze(lowered, wrt, self.callee_kinds(lowered, structures))
-        self.structures.append({**local_dicts(lowered), **dict(zip(lowered.params, structures))})
+        self.structures.append({**local_dicts(lowered), **lowered.objects, **dict(zip(lowered.params, structures))})
         try:
             sweeps = Reverse(lowered, wrt, analysis, self, names, self.checkpoint, self.optimizations).run()
         finally:
@@ -493,5 +505,5 @@ def _all_atoms(block, result):
             yield from stmt.body_outs
 
 
-__all__ = ["GradientModule", "kind_of", "GeneratedFunction", "BackwardSweep", "Pass", "run_passes",
+__all__ = ["GradientModule", "kind_of", "structure_fields", "GeneratedFunction", "BackwardSweep", "Pass", "run_passes",
            "GRADIENT_PASSES"]

@@ -11,11 +11,12 @@ from ..backend.forward_tidy import drop_dead_tangents, unpack_tuples
 from ..frontend.callable_values import static_parameters
 from ..frontend.functions import LiftedFunction
 from ..frontend.lower import Lowerer
+from ..frontend.objects import is_dict_kind, is_object_kind
 from ..frontend.relower import is_generated, parse_generated
 from ..ir.names import identifier
 from ..ir.syntax import function as _function
 from ..transforms.forward import Forward, TangentCode, tangent_hint
-from .driver import GRADIENT_PASSES, GradientModule, Pass, local_dicts, on_function
+from .driver import GRADIENT_PASSES, GradientModule, Pass, local_dicts, on_function, structure_fields
 
 FORWARD_PASSES: tuple[Pass, ...] = (Pass("unpack_tuples", on_function(unpack_tuples)), *GRADIENT_PASSES)
 """The passes of forward mode's generated functions: those of gradients, tuples read element by element
@@ -46,7 +47,7 @@ class ForwardModule(GradientModule):
     def prepare(self, fn, scalars=(), vectors=(), dicts=(), fields=None, statics=None):
         if isinstance(fn, LiftedFunction) or not is_generated(fn):
             return super().prepare(fn, scalars, vectors, dicts, fields, statics)
-        lowerer = Lowerer(parse_generated(fn), scalars=scalars, vectors=vectors, statics=statics)
+        lowerer = Lowerer(parse_generated(fn), scalars=scalars, vectors=vectors, fields=fields, statics=statics)
         lowered = lowerer.function()
         self.collect_globals(lowered, lowerer.names)
         return lowered, lowerer.names
@@ -56,15 +57,15 @@ class ForwardModule(GradientModule):
         kinds = arg_kinds or {}
         lowered, names = self.prepare(fn, [p for p, k in kinds.items() if k in (SCALAR, INT)],
                                       [p for p, k in kinds.items() if isinstance(k, tuple) and len(k) == 1],
-                                      [p for p, k in kinds.items() if k == DICT],
-                                      {p: k.names for p, k in kinds.items() if isinstance(k, Fields)},
-                                      static_parameters(kinds))
+                                      [p for p, k in kinds.items() if is_dict_kind(k)],
+                                      structure_fields(kinds), static_parameters(kinds))
         self.origin = getattr(lowered.source, "origin", "") \
             or f"{os.path.basename(lowered.source.filename)}:{lowered.name}"
         specialize_sequences(lowered, arg_kinds)
         analysis = analyze(lowered, list(wrt), arg_kinds)
-        self.structures.append({**local_dicts(lowered),
-                                **{p: k for p, k in kinds.items() if k == DICT or isinstance(k, Fields)}})
+        self.structures.append({**local_dicts(lowered), **lowered.objects,
+                                **{p: k for p, k in kinds.items()
+                                   if k == DICT or isinstance(k, Fields) or is_object_kind(k)}})
         try:
             code = tidied(Forward(lowered, list(wrt), analysis, self, names, self.hint).run())
         finally:
@@ -90,7 +91,7 @@ class ForwardModule(GradientModule):
             self.tangent_callees[key] = None
             return None
         fn_name = self.tangent_callees[key] = self.names.fresh(f"{identifier(fn.__name__)}_jvp")
-        self.structures.append(dict(zip(lowered.params, structures)))
+        self.structures.append({**lowered.objects, **dict(zip(lowered.params, structures))})
         try:
             # a recursive call finds fn_name
             code = tidied(Forward(lowered, wrt, analysis, self, names, self.hint).run())

@@ -11,6 +11,7 @@ from . import (  # noqa: F401  (importing a table registers its rules)
            math_scalar,
            nondifferentiable,
            operators,
+           records,
            reductions,
            runtime_helpers,
            shapes,

@@ -3,9 +3,9 @@
 Every generated module starts with ``from s2sgrad.runtime import *``; `__all__` is what it gets. Each module
 of the package does one job: the stack of primal values (`stacks`), gradients of any structure
 (`gradients`, `sparse`), broadcasting undone (`arrays`), reads and writes by index (`indexing`, `writes`,
-`sequences`, `dicts`), the lowered form's control flow (`control`), checkpointed loops (`checkpoints`) and random
-states (`random_states`), calls of s2sgrad's own derivatives (`derivatives`), and the helpers of the
-derivative rules (`contractions`, `shapes`, `reductions`, `elementwise`).
+`sequences`, `dicts`), objects as records (`records`), the lowered form's control flow (`control`), checkpointed
+loops (`checkpoints`) and random states (`random_states`), calls of s2sgrad's own derivatives
+(`derivatives`), and the helpers of the derivative rules (`contractions`, `shapes`, `reductions`, `elementwise`).
 
     >>> import numpy as np
     >>> s = Stack()
@@ -60,6 +60,16 @@ from .gradients import rebuilt as rebuilt  # (not in __all__, as RandomStates: f
 from .indexing import scatter, seq_scatter
 from .random_states import RandomStates as RandomStates
 from .random_states import random_state, replay, swap_random_state
+from .records import (
+    as_named,
+    field_grad,
+    field_tangent,
+    new_record,
+    random_draw,
+    with_field,
+    without_field,
+    written_field,
+)
 from .reductions import (
     cumprod_grad,
     cumprod_grad_tangent_a,
@@ -119,6 +129,8 @@ __all__ = [
     "dict_items_tangent", "dict_of_values", "unpack_starred", "unpacked_grad", "unpack_filled", "filled_grad",
     "bind_call", "bound_grad",
     "raise_error", "exception_of", "read_after_loop", "UNBOUND",
+    "as_named", "field_grad", "field_tangent", "new_record", "with_field", "without_field", "written_field",
+    "random_draw",
     # forward mode and higher order
     "broadcast_like", "stack_push", "stack_pop", "stack_pop_rows", "einsum_tangent", "einsum_grad_tangent",
 ]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .records import as_parts, is_record, record_complete
 from .sparse import SparseGrad, densify
 
 
@@ -59,6 +60,8 @@ def zeros_like(x):
         return np.zeros(x.shape, dtype=np.result_type(x.dtype, float))
     if isinstance(x, complex):
         return 0j
+    if is_record(x):
+        return record_complete(None, x, complete)
     return 0.0 if np.ndim(x) == 0 else np.zeros(np.shape(x))
 
 
@@ -76,6 +79,8 @@ def complete(g, x):
         return rebuilt(x, [complete(gi, xi) for gi, xi in zip(g, x)])
     if isinstance(x, dict):
         return {k: complete(g.get(k), v) for k, v in x.items()}
+    if is_record(x):
+        return record_complete(g, x, complete)
     if isinstance(g, SparseGrad):
         return g.dense()
     if isinstance(g, np.ndarray):
@@ -95,6 +100,8 @@ def add_grads(a, b):
         return a
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
         return rebuilt(a, [add_grads(u, v) for u, v in zip(a, b)])
+    if is_record(a) or is_record(b):
+        a, b = as_parts(a), as_parts(b)
     if isinstance(a, dict):
         return {k: add_grads(a.get(k), b.get(k)) for k in a.keys() | b.keys()}
     if isinstance(a, SparseGrad) or isinstance(b, SparseGrad):
