@@ -27,6 +27,7 @@ from ..errors import UnsupportedSyntax
 from ..ir import primitives
 from ..ir.nodes import Assign, Const, Function, Global, If, Op, Var, While, assignments
 from ..rules import is_nondifferentiable, rule_for
+from ..rules.builtins import SEQUENCE_RESULTS
 from ..rules.nondifferentiable import value_arguments
 from .dataflow import Forward, names
 from .dtypes import Dtypes, is_real
@@ -44,7 +45,7 @@ class Fields:
 
 SEQ_MAKERS = {primitives.make_list, primitives.make_tuple, primitives.list_append, primitives.seq_setitem,
               primitives.seq_concat, primitives.seq_repeat,
-              np.linalg.slogdet}              # (a function with a rule whose result is a tuple)
+              np.linalg.slogdet} | SEQUENCE_RESULTS  # (functions with a rule whose result is a tuple or list)
 NONE_KIND = "none"
 
 

@@ -5,7 +5,8 @@ Before lowering into the functional form, on the gast tree:
 - ``for`` over ``range(...)``, an array or list, ``enumerate``, ``zip``, ``reversed``, ``np.ndindex``,
   a dict's ``keys()``, ``values()`` or ``items()`` (or a dict argument itself) becomes a ``while``
   over a hidden counter (incremented first, so that ``continue`` needs nothing special);
-- list comprehensions and generator expressions become such loops appending to a list;
+- list comprehensions and generator expressions become such loops appending to a list; so do the builtins
+  that call a function the user gives (``map``, ``functools.reduce``, a key), `builtin_calls`' job;
 - ``break`` and ``continue`` become flags that guard the rest of the body and the condition;
 - ``return`` inside a loop becomes a flag and a value; every other early ``return`` moves the
   statements after its ``if`` into the branch that falls through, so the function ends in
@@ -33,6 +34,7 @@ import numpy as np
 from .. import runtime
 from ..errors import UnsupportedSyntax
 from ..markers import checkpointed
+from .builtin_calls import BuiltinCalls
 
 
 def _name(id_, ctx=None):
@@ -125,6 +127,9 @@ class Desugar:
                          and isinstance(n.ctx, (gast.Store, gast.Param))}
         self.dicts = set(dicts) - {n.id for n in gast.walk(parsed.tree) if isinstance(n, gast.Name)
                                    and isinstance(n.ctx, gast.Store)}        # dict parameters never rebound
+        self.builtin_calls = BuiltinCalls(self)
+
+    located = staticmethod(_located)
 
     def error(self, message, node, hint=None):
         return UnsupportedSyntax(message, self.parsed.location(node), hint)
@@ -179,6 +184,10 @@ class Desugar:
 
             visit_GeneratorExp = visit_ListComp
 
+            def visit_Call(self, node):
+                self.generic_visit(node)
+                return desugar.builtin_calls.rewrite(node, before)
+
             def visit_SetComp(self, node):
                 raise desugar.error("set comprehensions are not supported", node, "use a list comprehension")
 
@@ -187,6 +196,8 @@ class Desugar:
         if isinstance(stmt, (gast.For, gast.While, gast.If)):
             # only the header is evaluated here; bodies are hoisted statement by statement
             field = "iter" if isinstance(stmt, gast.For) else "test"
+            if isinstance(stmt, gast.For):
+                self.builtin_calls.mark_header(stmt.iter)
             setattr(stmt, field, Hoist().visit(getattr(stmt, field)))
             return stmt
         if isinstance(stmt, gast.FunctionDef):

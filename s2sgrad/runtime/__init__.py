@@ -5,7 +5,7 @@ of the package does one job: the stack of primal values (`stacks`), gradients of
 (`gradients`, `sparse`), broadcasting undone (`arrays`), reads and writes by index (`indexing`, `writes`,
 `sequences`), the lowered form's control flow (`control`), checkpointed loops (`checkpoints`) and random
 states (`random_states`), calls of s2sgrad's own derivatives (`derivatives`), and the helpers of the
-derivative rules (`contractions`, `shapes`, `reductions`, `elementwise`).
+derivative rules (`contractions`, `shapes`, `reductions`, `elementwise`, and `selections` for Python's builtins).
 
     >>> import numpy as np
     >>> s = Stack()
@@ -48,6 +48,24 @@ from .reductions import (
     product_of_others,
     product_of_others_tangent,
 )
+from .selections import (
+    default_grad,
+    extremum_grads,
+    extremum_shares,
+    extremum_tangent,
+    first_item,
+    keyed_extremum,
+    keyed_index,
+    listed_grads,
+    picked_grads,
+    product_grads,
+    product_grads_tangent,
+    product_tangent,
+    sort_order,
+    sorted_by_keys,
+    sorted_tangent,
+    unsorted_grads,
+)
 from .sequences import (
     list_append,
     seq_concat,
@@ -87,6 +105,10 @@ __all__ = [
     "cumprod_grad_tangent_a", "cumprod_tangent",
     "linspace_fraction", "add_at", "subtract_at", "maximum_at", "minimum_at", "extremum_ties", "at_copy",
     "written_copy", "as_column", "unsort", "sorted_like",
+    # Python's builtins that pick, order or regroup values
+    "extremum_shares", "extremum_grads", "extremum_tangent", "default_grad", "keyed_index", "keyed_extremum",
+    "picked_grads", "sort_order", "sorted_by_keys", "unsorted_grads", "sorted_tangent", "listed_grads", "first_item",
+    "product_grads", "product_grads_tangent", "product_tangent",
     # forward mode and higher order
     "broadcast_like", "stack_push", "stack_pop", "stack_pop_rows", "einsum_tangent", "einsum_grad_tangent",
 ]
