@@ -10,6 +10,7 @@ central difference at a tie, and the same value either way); with a key, items t
 differ in value, and the gradient goes to the one returned (``max(x, -x, key=abs)`` is x).
 
     >>> import builtins as python
+    >>> from s2sgrad.rules import rule_for, tangent_rule_for
     >>> rule_for(python.max).output, tangent_rule_for(python.sorted).output
     ('y', 'y')
 """
@@ -19,7 +20,20 @@ import math
 import numpy as np
 
 from .. import runtime
-from .registry import adjoint, d, nondifferentiable, rule_for, tangent, tangent_rule_for
+from ..runtime import (
+    add_grads,
+    grad_or_zeros,
+    keyed_index,
+    product_grads_tangent,
+    product_tangent,
+    scatter,
+    seq_scatter,
+    sort_order,
+    unbroadcast,
+    unreduce,
+    zeros_like,
+)
+from .registry import adjoint, d, nondifferentiable, tangent
 
 # Builtins whose result is a list or tuple (its gradient is a list, None where zero).
 SEQUENCE_RESULTS = {builtins.list, builtins.tuple, builtins.sorted, builtins.divmod, runtime.sorted_by_keys}
@@ -102,7 +116,7 @@ def divmod(y, a, b):
 
 @tangent(builtins.divmod)
 def divmod(y, a, b):
-    d[y] = (zeros_like(y[0]), d[a] - d[b] * y[0])
+    d[y] = (np.zeros_like(y[0]), d[a] - d[b] * y[0])
 
 
 @adjoint(runtime.first_item)
@@ -189,5 +203,6 @@ def listed_grads(out, g, x):
 
 @tangent(runtime.product_grads)
 def product_grads(out, g, items, start=1):
-    """Linear in `g`; through the items and `start`, the product's second derivatives."""
-    d[out] = product_grads_tangent(g, d[g], items, d[items], start, d[start])
+    """Linear in `g` and in `start`; through the items, the product's second derivatives."""
+    d[out] = add_grads(add_grads(product_grads(d[g], items, start), product_grads(g * d[start], items)),
+                       product_grads_tangent(g, items, d[items], start))

@@ -11,8 +11,6 @@ and the gradients and tangents of these (None is a zero element of a list's grad
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from .arrays import unbroadcast
@@ -55,11 +53,21 @@ def extremum_shares(args, y, key=None) -> np.ndarray:
     return hits / np.count_nonzero(hits)
 
 
+def _share(g, s, item):
+    """`item`'s part `s` of the result's gradient `g` (the result may be another candidate, of another shape)."""
+    if not s:
+        return zeros_like(item)
+    part = g * s
+    if np.shape(part) != np.shape(item):
+        part = np.broadcast_to(part, np.broadcast_shapes(np.shape(part), np.shape(item)))
+    return unbroadcast(part, item)
+
+
 def _spread(g, items, shares):
     """The gradient of each of `items` (an array's rows, a list's items) given the result's, `g`."""
     if isinstance(items, np.ndarray):
         return np.reshape(shares, (-1,) + (1,) * (np.ndim(items) - 1)) * np.asarray(g)
-    return [unbroadcast(g * s, item) if s else None for item, s in zip(items, shares)]
+    return [_share(g, s, item) if s else None for item, s in zip(items, shares.tolist())]
 
 
 def extremum_grads(g, args, y, key=None) -> list:
@@ -68,7 +76,7 @@ def extremum_grads(g, args, y, key=None) -> list:
     shares = extremum_shares(args, y, key)
     if len(args) == 1:
         return [_spread(g, args[0], shares)]
-    return [unbroadcast(g * s, a) for a, s in zip(args, shares)]
+    return [_share(g, s, a) for a, s in zip(args, shares.tolist())]
 
 
 def extremum_tangent(tangents, args, y, default_tangent=None, key=None):
@@ -82,7 +90,7 @@ def extremum_tangent(tangents, args, y, default_tangent=None, key=None):
         if isinstance(tangent, np.ndarray) and isinstance(args[0], np.ndarray):
             return np.tensordot(shares, tangent, axes=1)
         tangents = tangent
-    terms = [s * t for s, t in zip(shares, tangents) if s and t is not None]
+    terms = [s * t for s, t in zip(shares.tolist(), tangents) if s and t is not None]
     return sum(terms[1:], terms[0]) if terms else zeros_like(y)
 
 
@@ -187,17 +195,12 @@ def product_tangent(tangent, items, start=1):
     return sum(terms[1:], terms[0]) if terms else 0.0 * start
 
 
-def product_grads_tangent(g, g_tangent, items, tangent, start=1, start_tangent=0.0):
-    """The tangent of ``product_grads(g, items, start)`` from those of `g`, of the items (a list, None where zero,
-    or an array) and of `start`: the second derivatives of the product."""
-    values = list(items)
-    tangent = list(tangent)
-    grads = []
-    for k, v in enumerate(values):
-        others = values[:k] + values[k + 1:]
-        rest = tangent[:k] + tangent[k + 1:]
-        second = product_tangent(rest, others, start) + start_tangent * math.prod(others)
-        grads.append(unbroadcast(g_tangent * math.prod(others, start=start) + g * second, v))
+def product_grads_tangent(g, items, tangent, start=1):
+    """The tangent of ``product_grads(g, items, start)`` from the items' (a list, None where zero, or an array):
+    the product's second derivatives."""
+    values, tangent = list(items), list(tangent)
+    grads = [unbroadcast(g * product_tangent(tangent[:k] + tangent[k + 1:], values[:k] + values[k + 1:], start), v)
+             for k, v in enumerate(values)]
     if isinstance(items, np.ndarray):
         return np.array(grads, dtype=np.result_type(items, float)).reshape(np.shape(items))
     return grads
