@@ -127,7 +127,7 @@ def first_item(y, items):
 
 @tangent(runtime.first_item)
 def first_item(y, items):
-    d[y] = d[items][0]
+    d[y] = first_item(d[items])
 
 
 @adjoint(math.prod)
