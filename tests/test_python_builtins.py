@@ -130,6 +130,9 @@ PROGRAMS.update({
     "zip-pairs": (["pairs = list(zip(x, x * 2.0))"], "pairs[0][1] * pairs[2][0]"),
     "max-of-rows": (["rows = [x[0:1] * x[1], x[1:2]]"], "np.sum(max(rows)) + np.sum(min(rows, key=np.sum))"),
     "max-tie-key": ([], "max(x[0], -x[0], key=abs) * 2.0"),
+    "list-range": ([], "np.sum(np.array(list(range(3))) * x) + tuple(range(1, 3))[1] * x[0]"),
+    "in-a-while-condition": (["def key(v):", "    return -v * v", "s, k = 0.0, 0", "while sum(map(square, x * s)) + max(x * s, key=key) < 2.0 and k < 9:",
+                              "    s, k = s + 0.3, k + 1"], "s * x[0] + sum([v * s for v in x])"),
 })
 
 

@@ -160,7 +160,9 @@ class Desugar:
                 raise self.error("'while ... else' is not supported", stmt,
                                  "use a flag set before 'break' instead of the else clause")
             stmt.body = self.block(stmt.body)
-            return before + self.loop_exits(stmt)
+            loop = self.loop_exits(stmt)
+            stmt.body += _copy(before)           # what the condition needs, computed again for each test
+            return before + loop
         if isinstance(stmt, gast.If):
             stmt.body = self.block(stmt.body)
             stmt.orelse = self.block(stmt.orelse)
