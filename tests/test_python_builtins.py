@@ -260,3 +260,48 @@ def test_python_errors_are_raised_as_python_raises_them(fn, error, message):
     for derivative in (lambda: sg.grad(fn)(X.copy()), lambda: sg.jvp(fn)(X.copy(), T.copy())):
         with pytest.raises(error, match=message):
             derivative()
+
+
+# --- the item max, sorted, list or reduce returns is the list's own object ----------------------------
+
+def _first(a, b):
+    return a
+
+
+def _through_max(x):
+    rows = [x[0:2] * 1.0, x[1:3] * 2.0]
+    m = max(rows, key=np.sum)
+    m += 1.0
+    return np.sum(rows[0]) + np.sum(rows[1])
+
+
+def _through_sorted(x):
+    rows = [x[0:2] * 1.0, x[1:3] * 2.0]
+    m = sorted(rows, key=np.sum)[0]
+    m += 1.0
+    return np.sum(rows[0])
+
+
+def _through_reduce(x):
+    rows = [x[0:2] * 1.0, x[1:3] * 2.0]
+    m = functools.reduce(_first, rows)
+    m += 1.0
+    return np.sum(rows[0])
+
+
+@pytest.mark.parametrize("fn", [_through_max, _through_sorted, _through_reduce])
+def test_a_change_in_place_of_the_item_returned_is_seen_or_refused(fn):
+    with pytest.raises(sg.UnsupportedSyntax, match="may have been changed in place through 'm'"):
+        sg.grad(fn)(X.copy())
+
+
+def _numbers(a, b):
+    m = max(a, b * 2.0)
+    m += 1.0
+    n = min([a, b])
+    n *= 2.0
+    return m * a + b + n
+
+
+def test_numbers_picked_are_numbers():
+    assert_grad_matches_fd(_numbers, [0.5, 0.3], wrt=(0, 1))
