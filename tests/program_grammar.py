@@ -37,7 +37,7 @@ shape (3,), made of
   (``keyword_args``), leaving defaults out or not, so one helper is called with
   several activity patterns;
 * Python's builtins in expressions (``builtins``): ``max(e1, e2)``, ``min(e1, e2, e3)``, ``max(x)``,
-  ``abs(e)``, ``sum([e1, e2])``, ``sum(elem * e for elem in x)``, ``sorted([e1, e2, e3])[1]``,
+  ``abs(e)``, ``sum([e1, e2])``, ``math.fsum(elem * e for elem in x)``, ``sorted([e1, e2, e3])[1]``,
   ``pow(e, 2)``, ``math.fsum([e1, e2])``.
 
 Compound statements nest up to ``MAX_DEPTH`` deep and the product of the trip
@@ -346,7 +346,7 @@ class Generator:
             return f"math.fsum([{l}, {r}])", bl + br, False
         if form == "sum_gen":
             e, b, _ = number()
-            return f"sum(elem * {e} for elem in {self.c.choice(self.arrays)})", 3 * b * VAR_BOUND, False
+            return f"math.fsum(elem * {e} for elem in {self.c.choice(self.arrays)})", 3 * b * VAR_BOUND, False
         return f"{self.c.choice(['max', 'min'])}({self.c.choice(self.arrays)})", VAR_BOUND, False
 
     def bounded(self, array: bool, loops: list[Loop], limit: float = VAR_BOUND) -> str:
