@@ -127,6 +127,8 @@ def picked_grads(g, items, index):
 def sort_order(items, reverse=False, key=None) -> list:
     """The positions of `items` in the order ``sorted(items, key=key, reverse=reverse)`` puts them (a stable sort,
     with Python's own comparisons)."""
+    if not isinstance(items, (list, tuple, np.ndarray)):
+        items = list(items)                     # (a dict's keys, a range)
     keys = items if key is None else [key(v) for v in items]
     return sorted(range(len(keys)), key=keys.__getitem__, reverse=reverse)
 
@@ -145,7 +147,10 @@ def unsorted_grads(g, items, order):
 
 
 def sorted_tangent(tangent, order) -> list:
-    """The tangent of a sorted copy from that of what was sorted (``order``: `sort_order`'s)."""
+    """The tangent of a sorted copy from that of what was sorted (``order``: `sort_order`'s); zeros for a dict's
+    keys."""
+    if isinstance(tangent, dict):
+        return [0.0] * len(order)
     return [tangent[i] for i in order]
 
 
