@@ -41,9 +41,10 @@ def _name(id_, ctx=None, resolved=None):
     return node
 
 
-def _call(func, args, resolved=None):
-    func = _name(func.__name__, resolved=func) if resolved is None and callable(func) else func
-    return gast.Call(func=func, args=list(args), keywords=[])
+def _call(fn, args):
+    """A call of builtin or runtime function `fn`, which lowering takes as that object whatever the user's
+    namespace binds to its name."""
+    return gast.Call(func=_name(fn.__name__, resolved=fn), args=list(args), keywords=[])
 
 
 def _assign(target: str, value) -> gast.Assign:
