@@ -175,16 +175,6 @@ def through_heaviside(x):
     return np.sum(np.heaviside(x - 1.0, x))
 
 
-def through_zip(x):
-    pairs = list(zip(x, x * 2.0))
-    return pairs[0][1]
-
-
-def through_enumerate(x):
-    pairs = list(enumerate(x))
-    return pairs[1][1]
-
-
 def through_a_random_draw(x):
     return np.sum(np.random.normal(x, 1.0))
 

@@ -41,7 +41,10 @@ shape (3,), made of
 * a class ``M0`` (``methods``) holding two of the function's values as attributes (a plain class whose
   ``__init__`` sets them, maybe scaling one afterwards, or a dataclass), with a method reading them and a
   second calling the first (or ``__call__``); the function makes one at its end and adds a method's value
-  (of a scalar, or ``np.sum`` of it on the array) to its result.
+  (of a scalar, or ``np.sum`` of it on the array) to its result;
+* Python's builtins in expressions (``builtins``): ``max(e1, e2)``, ``min(e1, e2, e3)``, ``max(x)``,
+  ``abs(e)``, ``sum([e1, e2])``, ``math.fsum(elem * e for elem in x)``, ``sorted([e1, e2, e3])[1]``,
+  ``pow(e, 2)``, ``math.fsum([e1, e2])``.
 
 Compound statements nest up to ``MAX_DEPTH`` deep and the product of the trip
 counts of nested loops stays small, so every program terminates quickly.
@@ -51,7 +54,8 @@ Every assigned value has a static bound (each variable is assumed to be at most
 tanh/sin or scaled), so values stay finite. Data-dependent comparisons can be
 rendered instrumented (``instrument=True``): each ``l < r`` becomes
 ``__cmp__(l, r, '<')``, which lets the test measure how close the program came
-to a branch switch, since finite differences across a switch are meaningless.
+to a branch switch, since finite differences across a switch are meaningless; so do ``max``, ``min``,
+``sorted`` and ``abs`` (``__max__(...)``: how close the items came to a tie, or the argument to 0).
 
 The choices are made through a *chooser*: `RandomChooser` (a `random.Random`)
 for fixed-seed sweeps, or `DrawChooser` (hypothesis ``data.draw``) for property
@@ -86,6 +90,8 @@ ALL_FEATURES = frozenset({
     "lambdas", "partial",
     # a class whose parameters are attributes, made in the function and its methods called
     "methods",
+    # Python's builtins in expressions: max, min, abs, sum, sorted, pow, math.fsum
+    "builtins",
 })
 # constructs left out of helpers' bodies: writes into an array argument (changes the caller's array)
 HELPER_BODY_EXCLUDED = frozenset({"index_write", "array_augassign", "iter_alias", "iter_rebind", "locals",
@@ -178,12 +184,18 @@ class Program:
             if isinstance(text, tuple):        # ("if ", cond, ":")
                 head, cond, tail = text
                 text = head + cond.render(instrument) + tail
+            if instrument:
+                text = INSTRUMENTED_BUILTINS.sub(r"__\1__(", text)
             lines.append("    " * (indent + 1) + text)
         return "\n".join(lines) + "\n"
 
     def module_source(self, instrument: bool = False) -> str:
         functools = "import functools\n" if "partial" in self.features_used else ""
         return functools + "import math\n\nimport numpy as np\n\n\n" + self.source(instrument)
+
+
+# Python's builtins with a kink or a switch: instrumented like data-dependent comparisons.
+INSTRUMENTED_BUILTINS = re.compile(r"(?<![\w.])(max|min|sorted|abs)\(")
 
 
 # --- the generator --------------------------------------------------------------
@@ -275,6 +287,9 @@ class Generator:
             forms.append("math")
         if not array and self.arrays and "np_sum_inner" in self.features and self.c.chance(0.3):
             forms.append("sum")
+        if "builtins" in self.features and self.c.chance(0.25):
+            forms.append("builtin")
+            optional["builtin"] = "builtins"
         form = self.c.choice(forms)
         if form in optional:
             self.used.add(optional[form])
@@ -309,11 +324,45 @@ class Generator:
         if form == "pow":
             e, b, a = sub()
             return f"({e}) ** 2", b * b, a
+        if form == "builtin":
+            return self.builtin(depth, array, loops)
         # "sum": a scalar from an array expression
         e, b, a = self.expr(depth - 1, True, loops)
         if not a:
             e = f"{e} * {self.c.choice(self.arrays)}"
         return f"np.sum({e})", 3 * b * VAR_BOUND, False
+
+    def builtin(self, depth: int, array: bool, loops: list[Loop]) -> tuple[str, float, bool]:
+        """A call of one of Python's builtins on smaller expressions (numbers; with `array`, abs and sum may
+        take arrays)."""
+        number = lambda: self.expr(depth - 1, False, loops)  # noqa: E731
+        forms = ["max", "min3", "abs", "sum_list", "sorted", "pow", "fsum"] + (["sum_gen", "max_array"]
+                                                                              if self.arrays else [])
+        form = self.c.choice(forms)
+        if form == "max":
+            (l, bl, _), (r, br, _) = number(), number()
+            return f"{self.c.choice(['max', 'min'])}({l}, {r})", max(bl, br), False
+        if form in ("min3", "sorted"):
+            parts = [number() for _ in range(3)]
+            items = ", ".join(p[0] for p in parts)
+            call = f"min({items})" if form == "min3" else f"sorted([{items}])[1]"
+            return call, max(p[1] for p in parts), False
+        if form == "abs":
+            e, b, a = self.expr(depth - 1, array, loops)
+            return f"abs({e})", b, a
+        if form == "sum_list":
+            (l, bl, al), (r, br, _) = self.expr(depth - 1, array, loops), number()
+            return f"sum([{l}, {r}])", bl + br, al
+        if form == "pow":
+            e, b, _ = number()
+            return f"pow({e}, 2)", b * b, False
+        if form == "fsum":
+            (l, bl, _), (r, br, _) = number(), number()
+            return f"math.fsum([{l}, {r}])", bl + br, False
+        if form == "sum_gen":
+            e, b, _ = number()
+            return f"math.fsum(elem * {e} for elem in {self.c.choice(self.arrays)})", 3 * b * VAR_BOUND, False
+        return f"{self.c.choice(['max', 'min'])}({self.c.choice(self.arrays)})", VAR_BOUND, False
 
     def bounded(self, array: bool, loops: list[Loop], limit: float = VAR_BOUND) -> str:
         """An expression whose magnitude is at most `limit`, squashing or scaling it if need be."""

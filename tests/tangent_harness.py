@@ -28,10 +28,10 @@ ATOL = 1e-8
 
 
 def _is_value(v) -> bool:
-    """Arguments passed as names (arrays, numbers, lists); the rest (axes, strings, None) as constants."""
+    """Arguments passed as names (arrays, numbers, lists, functions); the rest (axes, strings, None) as constants."""
     if isinstance(v, (list, tuple)):
         return any(_is_value(x) for x in v) and not all(isinstance(x, (int, np.integer)) for x in v)
-    return isinstance(v, (np.ndarray, float, type)) and not isinstance(v, bool)     # (a dtype is a name too)
+    return isinstance(v, (np.ndarray, float, type)) and not isinstance(v, bool) or callable(v)  # (a dtype too)
 
 
 def _as_tuples(value):

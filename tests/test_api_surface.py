@@ -49,6 +49,9 @@ STATEMENTS = {
     runtime.maximum_at: "np.maximum.at({0}, {1}, {2})\n    out = {0}",
     runtime.minimum_at: "np.minimum.at({0}, {1}, {2})\n    out = {0}",
     runtime.as_column: "out = np.c_[{0}]",
+    runtime.keyed_extremum: "def key(v):\n        return -v * v\n    out = {0}({1}, key=key)",
+    runtime.sorted_by_keys: "def key(v):\n        return -v * v\n    out = sorted({0}, key=key, reverse={2})",
+    runtime.first_item: "def first(a, b):\n        return a\n    out = functools.reduce(first, {0})",
 }
 # Rules swept by other means, with the reason.
 NOT_SWEPT = {
@@ -124,7 +127,7 @@ class Sweep:
 
     def function(self, directory: Path):
         path = directory / f"sweep_{abs(hash(self.case.name))}_{len(list(directory.iterdir()))}.py"
-        path.write_text("import math\nimport operator\n\nimport numpy as np\n\n\n" + self.source)
+        path.write_text("import functools\nimport math\nimport operator\n\nimport numpy as np\n\n\n" + self.source)
         spec = importlib.util.spec_from_file_location(path.stem, path)
         module = importlib.util.module_from_spec(spec)
         module.__dict__.update(self.globals)

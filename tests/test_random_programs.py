@@ -144,7 +144,19 @@ def smallest_margin(program: Program, args) -> float:
         margins.append(abs(float(left) - float(right)))
         return ops[op](left, right)
 
-    ns = {"np": np, "math": math, "functools": functools, "__cmp__": cmp}
+    def gaps(fn):
+        def instrumented(*args, **kwargs):       # how close the items came to a tie (an exact one is right)
+            values = sorted(float(v) for v in (args[0] if len(args) == 1 else args))
+            margins.extend(b - a for a, b in zip(values, values[1:]) if b > a)
+            return fn(*args, **kwargs)
+        return instrumented
+
+    def kink(value):
+        margins.extend(m for m in np.abs(np.ravel(value)).tolist() if m > 0)
+        return abs(value)
+
+    ns = {"np": np, "math": math, "functools": functools, "__cmp__": cmp, "__max__": gaps(max), "__min__": gaps(min),
+          "__sorted__": gaps(sorted), "__abs__": kink}
     exec(compile(program.source(instrument=True), "<instrumented>", "exec"), ns)
     ns[program.name](*fresh(args))
     return min(margins)

@@ -382,6 +382,43 @@ add(case(np.array, arrays((3,), (3,)), name="array-list"),
     case(primitives.setitem, normal(4, 3), (0, slice(None)), normal(3), wrt=(0, 2), name="setitem-row"),
     case(primitives.setitem, normal(5), np.array([0, 2]), scalar(), wrt=(0, 2), name="setitem-broadcast"))
 
+# Python's builtins that pick, order or regroup values (ties share; a key gives it to the one returned)
+def floats(n):
+    """A list of Python floats."""
+    return lambda rng: [float(v) for v in rng.standard_normal(n)]
+
+
+for fn in [builtins.max, builtins.min]:
+    name = fn.__name__
+    add(case(fn, scalar(), scalar(), wrt=(0, 1), name=f"builtin-{name}-2"),
+        case(fn, scalar(), scalar(), scalar(), wrt=(0, 1, 2), name=f"builtin-{name}-3"),
+        case(fn, normal(5), name=f"builtin-{name}-array"),
+        case(fn, floats(4), name=f"builtin-{name}-list"),
+        case(fn, arrays((), (), ()), name=f"builtin-{name}-list-0d"),
+        case(fn, scalar(), normal(1), wrt=(0, 1), name=f"builtin-{name}-float-and-size-1"),
+        case(fn, scalar(), scalar(), key=abs, wrt=(0, 1), name=f"builtin-{name}-key"),
+        case(fn, [], default=scalar(), name=f"builtin-{name}-default", wrt=("default",)),
+        case(fn, 1.0, 1.0, 0.5, name=f"builtin-{name}-tie-constants"),
+        case(runtime.keyed_extremum, fn, normal(4), floats(4), wrt=(1,), name=f"keyed_extremum-{name}"),
+        case(runtime.keyed_extremum, fn, [], [], True, scalar(), wrt=(4,), name=f"keyed_extremum-{name}-default"))
+add(case(builtins.sorted, normal(5), name="builtin-sorted-array"),
+    case(builtins.sorted, floats(4), reverse=True, name="builtin-sorted-reverse"),
+    case(builtins.sorted, floats(4), key=abs, name="builtin-sorted-key"),
+    case(runtime.sorted_by_keys, floats(4), floats(4), True, name="sorted_by_keys"),
+    case(builtins.list, normal(4), name="builtin-list-array"),
+    case(builtins.list, arrays((3,), (2,)), name="builtin-list-list"),
+    case(builtins.tuple, normal(3, 2), name="builtin-tuple-rows"),
+    case(builtins.divmod, uniform(0.5, 2.0, 4), uniform(0.3, 0.4), wrt=(0, 1), name="builtin-divmod-array"),
+    case(builtins.divmod, scalar(0.5, 2.0), scalar(0.3, 0.4), wrt=(0, 1), name="builtin-divmod-floats"),
+    case(runtime.first_item, arrays((3,), (2,)), name="first_item-list"),
+    case(runtime.first_item, normal(3), name="first_item-array"),
+    case(math.prod, floats(4), name="math.prod-list"),
+    case(math.prod, normal(4), name="math.prod-array"),
+    case(math.prod, arrays((3,), (3,)), start=scalar(), wrt=(0, "start"), name="math.prod-start"),
+    case(math.fsum, floats(4), name="math.fsum-list"),
+    case(math.fsum, normal(4), name="math.fsum-array"),
+    case(np.imag, normal(3), name="imag-real"))
+
 # NumPy's in-place functions, lowered as functional writes: repeated indices accumulate; ties share
 for fn in [runtime.add_at, runtime.subtract_at, runtime.maximum_at, runtime.minimum_at]:
     add(case(fn, normal(5), np.array([0, 2, 2, 4, 2]), normal(5), wrt=(0, 2), name=f"{fn.__name__}-repeats"),

@@ -94,6 +94,24 @@ HELPER_CASES += [
     case(runtime.cumprod_grad, normal(2, 3), normal(2, 3), lambda rng: rng.uniform(0.5, 1.5, (2, 3)), 1,
          wrt=(0, 1, 2), name="cumprod_grad-axis"),
 ]
+# the gradients of Python's builtins max, min, sorted, list, math.prod
+HELPER_CASES += [
+    case(runtime.extremum_grads, normal(), (np.array([0.5, 2.0, 1.0]),), 2.0, name="extremum_grads-array"),
+    case(runtime.extremum_grads, normal(), (1.0, 2.0, 2.0), 2.0, name="extremum_grads-ties"),
+    case(runtime.extremum_grads, normal(), (1.0, -2.0), -2.0, abs, name="extremum_grads-key"),
+    case(runtime.default_grad, normal(), ([],), 0.5, name="default_grad"),
+    case(runtime.extremum_tangent, lambda rng: (rng.standard_normal(3),), (np.array([0.5, 2.0, 1.0]),), 2.0,
+         name="extremum_tangent"),
+    case(runtime.picked_grads, normal(), np.zeros(3), 1, name="picked_grads"),
+    case(runtime.unsorted_grads, lambda rng: list(rng.standard_normal(3)), [2.0, 1.0, 3.0], [1, 0, 2],
+         name="unsorted_grads"),
+    case(runtime.sorted_tangent, lambda rng: list(rng.standard_normal(3)), [1, 0, 2], name="sorted_tangent"),
+    case(runtime.listed_grads, lambda rng: list(rng.standard_normal(3)), np.zeros(3), name="listed_grads"),
+    case(runtime.product_grads, normal(), lambda rng: list(rng.standard_normal(3)), wrt=(0, 1),
+         name="product_grads"),
+    case(runtime.product_grads, normal(), normal(3), normal(), wrt=(0, 1, 2), name="product_grads-array-start"),
+]
+
 ALL_CASES = CASES + HELPER_CASES
 
 
@@ -128,6 +146,7 @@ def test_every_runtime_helper_is_differentiable_or_constant():
     from s2sgrad.rules import is_nondifferentiable
     internal = {"SparseGrad", "Like", "while_loop", "if_else", "Checkpoints", "Work", "copy_state",
                 "norm_grad", "einsum_tangent", "einsum_grad_tangent", "product_of_others_tangent",
+                "product_tangent", "product_grads_tangent",
                 "cumprod_grad_tangent_y", "cumprod_grad_tangent_a", "cumprod_tangent",
                 "at_copy", "written_copy",       # (NumPy's in-place functions without a rule: refused where active)
                 "replay",                        # read back as swap_random_state calls

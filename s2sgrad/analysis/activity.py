@@ -29,6 +29,7 @@ from ..frontend.objects import is_object_kind
 from ..ir import primitives
 from ..ir.nodes import Assign, Const, Function, Global, If, Op, Var, While, assignments
 from ..rules import is_nondifferentiable, rule_for
+from ..rules.builtins import SEQUENCE_RESULTS
 from ..rules.nondifferentiable import value_arguments
 from .dataflow import Forward, names
 from .dtypes import Dtypes, is_real
@@ -47,8 +48,8 @@ class Fields:
 SEQ_MAKERS = {primitives.make_list, primitives.make_tuple, primitives.list_append, primitives.seq_setitem,
               primitives.seq_concat, primitives.seq_repeat, runtime.make_dict, runtime.dict_without,
               runtime.dict_values, runtime.dict_items, runtime.unpack_starred, runtime.unpack_filled, runtime.bind_call,
-              np.linalg.slogdet,              # (a function with a rule whose result is a tuple)
-              runtime.new_record, runtime.with_field, runtime.as_named}
+              np.linalg.slogdet,              # (functions with a rule whose result is a tuple or list)
+              runtime.new_record, runtime.with_field, runtime.as_named} | SEQUENCE_RESULTS
 NONE_KIND = "none"
 
 

@@ -134,8 +134,8 @@ class Shapes(Forward):
             return self.of(args[0])            # y[i] = v keeps y's shape (or raises)
         if fn in (np.concatenate, np.stack) and len(args) == 1 and set(kwargs) <= {"axis"}:
             return _known(self.joined(fn, args[0], kwargs.get("axis", Const(0))), self)
-        if getattr(fn, "__module__", None) == "math" or fn is builtins.float:
-            return ()
+        if getattr(fn, "__module__", None) == "math" and fn is not math.prod or fn is builtins.float:
+            return ()                          # (math.prod multiplies arrays too)
         return self.fresh()
 
     def joined(self, fn, parts, axis):

@@ -35,15 +35,19 @@ def hoisted(desugar, stmt, before: list):
             return node
 
         def visit_ListComp(self, node):
-            return _comprehension(desugar, node, before)
+            return comprehension(desugar, node, before)
 
         visit_GeneratorExp = visit_ListComp
 
+        def visit_Call(self, node):               # a builtin calling a function it is given, as a loop
+            self.generic_visit(node)
+            return desugar.builtin_calls.rewrite(node, before)
+
         def visit_SetComp(self, node):            # a set of the list's items
-            return _located(_call(set, _comprehension(desugar, node, before)), node)
+            return _located(_call(set, comprehension(desugar, node, before)), node)
 
         def visit_DictComp(self, node):
-            return _comprehension(desugar, node, before)
+            return comprehension(desugar, node, before)
 
         def visit_NamedExpr(self, node):          # evaluated where it stands, then read by its name
             value = self.visit(node.value)
@@ -65,6 +69,8 @@ def hoisted(desugar, stmt, before: list):
     if isinstance(stmt, (gast.For, gast.While, gast.If)):
         # only the header is evaluated here; bodies are hoisted statement by statement
         field = "iter" if isinstance(stmt, gast.For) else "test"
+        if isinstance(stmt, gast.For):
+            desugar.builtin_calls.mark_header(stmt.iter)
         setattr(stmt, field, Hoist().visit(getattr(stmt, field)))
         return stmt
     if isinstance(stmt, gast.FunctionDef):
@@ -80,7 +86,7 @@ def _refuse_conditional_walrus(desugar, operands, node) -> None:
                                  "'and', 'or' or 'if ... else' is not supported", inner,
                                  f"assign '{inner.target.id}' in a statement of its own before")
 
-def _comprehension(desugar, node, before: list):
+def comprehension(desugar, node, before: list):
     if len(node.generators) != 1 or node.generators[0].is_async:
         raise desugar.error("a comprehension with several 'for' clauses is not supported", node,
                          "write the nested loops out")

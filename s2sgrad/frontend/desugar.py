@@ -5,7 +5,8 @@ Before lowering into the functional form, on the gast tree:
 - ``for`` over ``range(...)``, an array or list, ``enumerate``, ``zip``, ``reversed``, ``np.ndindex``,
   a dict's ``keys()``, ``values()`` or ``items()`` (or a dict argument itself) becomes a ``while``
   over a hidden counter (incremented first, so that ``continue`` needs nothing special);
-- list comprehensions and generator expressions become such loops appending to a list;
+- list comprehensions and generator expressions become such loops appending to a list; so do the builtins
+  that call a function the user gives (``map``, ``functools.reduce``, a key), `builtin_calls`' job;
 - ``break`` and ``continue`` become flags that guard the rest of the body and the condition;
 - ``return`` inside a loop becomes a flag and a value; every other early ``return`` moves the
   statements after its ``if`` into the branch that falls through, so the function ends in
@@ -34,6 +35,7 @@ import numpy as np
 from .. import runtime
 from ..errors import UnsupportedSyntax
 from ..markers import checkpointed
+from .builtin_calls import BuiltinCalls
 from .comprehensions import hoisted
 from .gast_build import assign as _assign
 from .gast_build import call as _call
@@ -87,6 +89,9 @@ class Desugar:
         self.dicts = set(dicts) - self.stored | {n for n in made if stores[n] == made.count(n)}
         self.loads = Counter(n.id for n in gast.walk(parsed.tree) if isinstance(n, gast.Name)
                              and isinstance(n.ctx, gast.Load))
+        self.builtin_calls = BuiltinCalls(self)
+
+    located = staticmethod(_located)
 
     def error(self, message, node, hint=None):
         return UnsupportedSyntax(message, self.parsed.location(node), hint)
@@ -123,7 +128,9 @@ class Desugar:
             orelse, stmt.orelse = stmt.orelse, []
             stmt.read_after = self.read_after(stmt)
             stmt.body = self.block(stmt.body)
-            return before + self.with_else(self.loop_exits(stmt), stmt, orelse)
+            loop = self.loop_exits(stmt)
+            stmt.body += _copy(before)           # what the condition needs, computed again for each test
+            return before + self.with_else(loop, stmt, orelse)
         if isinstance(stmt, gast.If):
             stmt.body = self.block(stmt.body)
             stmt.orelse = self.block(stmt.orelse)

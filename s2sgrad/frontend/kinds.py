@@ -18,6 +18,7 @@ import numpy as np
 from .views import viewed_name
 
 WHOLE_REDUCTIONS = {np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin}   # of a whole array: a number
+PICKS_A_NUMBER = {max, min, sum, abs, pow, round}     # of numbers (or a display of numbers): a number
 
 
 class Kinds:
@@ -61,6 +62,9 @@ class Kinds:
             return isinstance(node.value, (int, float, complex)) and not isinstance(node.value, bool)
         if isinstance(node, gast.Name):
             return node.id in self.scalars
+        if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Call):   # sorted([a, b, c])[1]
+            return self.resolve(node.value.func) is sorted and self._numbers(node.value) \
+                and not isinstance(node.slice, (gast.Slice, gast.Tuple)) and _is_int_like(node.slice)
         if isinstance(node, gast.Subscript):      # an element of a vector
             return isinstance(node.value, gast.Name) and node.value.id in self.vectors \
                 and not isinstance(node.slice, (gast.Slice, gast.Tuple)) and self.is_scalar(node.slice) \
@@ -77,8 +81,22 @@ class Kinds:
                 return True
             if callee in WHOLE_REDUCTIONS and len(node.args) == 1 and not node.keywords:
                 return True
+            if callee in PICKS_A_NUMBER:
+                return self._numbers(node)
             return isinstance(callee, np.ufunc) and not node.keywords and all(self.is_scalar(a) for a in node.args)
         return False
+
+    def _numbers(self, call) -> bool:
+        """Are the items a call of one of `PICKS_A_NUMBER` (or `sorted`) works on all numbers (its arguments, the
+        items of its one list or tuple display or vector, and a ``default=`` or ``start``)?"""
+        args = call.args
+        if len(args) == 1 and self.resolve(call.func) is not abs:
+            if isinstance(args[0], gast.Name) and args[0].id in self.vectors:
+                return all(self.is_scalar(k.value) for k in call.keywords if k.arg in ("default", "start"))
+            if isinstance(args[0], (gast.List, gast.Tuple)):
+                args = args[0].elts
+        others = [k.value for k in call.keywords if k.arg in ("default", "start")]
+        return bool(args) and all(self.is_scalar(a) for a in [*args, *others])
 
     def loop_variable_kinds(self, loop, carried, assigned) -> tuple[set, set]:
         """The loop variables that hold scalars on every trip, and those that hold one-dimensional arrays:

@@ -5,17 +5,18 @@ Each adjoint (reverse-mode) rule has a tangent (forward-mode) twin beside it;
 Importing this package registers every built-in rule.
 """
 from . import (  # noqa: F401  (importing a table registers its rules)
-           containers,
-           dicts,
-           linalg,
-           math_scalar,
-           nondifferentiable,
-           operators,
-           records,
-           reductions,
-           runtime_helpers,
-           shapes,
-           ufuncs,
+    builtins,
+    containers,
+    dicts,
+    linalg,
+    math_scalar,
+    nondifferentiable,
+    operators,
+    records,
+    reductions,
+    runtime_helpers,
+    shapes,
+    ufuncs,
 )
 from .registry import Rule, RuleTemplateError, adjoint, d, is_nondifferentiable, rule_for, tangent, tangent_rule_for
 from .registry import nondifferentiable as mark_nondifferentiable

@@ -46,10 +46,10 @@ _BUILTINS = """
     len range int bool isinstance issubclass type hasattr callable
     print round ord chr all any
 """
-# Not among them: zip and enumerate, whose results hold their arguments' values (loops over them are rewritten
-# before this matters); str, repr, format, ascii, hash and id (and f-strings) of a differentiated value give text or
-# an identity that the program may turn back into a number (float(str(x))); a zero gradient would be wrong, so
-# they have no rule, and a gradient flowing through one is refused (see `OPAQUE`).
+# Not among them: zip and enumerate, whose results hold their arguments' values (lowering rewrites them, as loop
+# headers and as values, before this matters); str, repr, format, ascii, hash and id (and f-strings) of a
+# differentiated value give text or an identity that the program may turn back into a number (float(str(x))); a
+# zero gradient would be wrong, so they have no rule, and a gradient flowing through one is refused (see `OPAQUE`).
 _MATH = """
     floor ceil trunc isnan isinf isfinite isclose factorial gcd lcm comb perm isqrt
 """
@@ -66,15 +66,19 @@ nondifferentiable(
     *_existing(math, _MATH),
 )
 
-# Functions without a rule whose results are values of some arguments (np.unique's, heaviside's value at 0, a
-# draw's location and scale): a derivative through those is not zero and is refused; with respect to the
-# others they have none. `value_arguments` gives the atoms passed to those.
+# Functions whose results are values of some arguments only (np.unique's, heaviside's value at 0, a draw's
+# location and scale; with a rule, the items a key picked or ordered, not the keys): without a rule a derivative
+# through those is not zero and is refused; with respect to the others they have none. `value_arguments` gives
+# the atoms passed to those.
 VALUE_ARGUMENTS = {
     np.unique: lambda ar, *_, **__: [ar],
     np.heaviside: lambda x1, x2, *_, **__: [x2],
     np.random.normal: lambda loc=None, scale=None, *_, **__: [v for v in (loc, scale) if v is not None],
     np.random.uniform: lambda low=None, high=None, *_, **__: [v for v in (low, high) if v is not None],
     np.random.exponential: lambda scale=None, *_, **__: [scale] if scale is not None else [],
+    runtime.keyed_extremum: lambda fn, items, keys, has_default=False, default=None:
+        [v for v in (items, default) if v is not None],
+    runtime.sorted_by_keys: lambda items, keys, reverse=False: [items],
 }
 
 

@@ -5,7 +5,8 @@ of the package does one job: the stack of primal values (`stacks`), gradients of
 (`gradients`, `sparse`), broadcasting undone (`arrays`), reads and writes by index (`indexing`, `writes`,
 `sequences`, `dicts`), objects as records (`records`), the lowered form's control flow (`control`), checkpointed
 loops (`checkpoints`) and random states (`random_states`), calls of s2sgrad's own derivatives
-(`derivatives`), and the helpers of the derivative rules (`contractions`, `shapes`, `reductions`, `elementwise`).
+(`derivatives`), and the helpers of the derivative rules (`contractions`, `shapes`, `reductions`, `elementwise`,
+and `selections` for Python's builtins).
 
     >>> import numpy as np
     >>> s = Stack()
@@ -80,6 +81,24 @@ from .reductions import (
     product_of_others,
     product_of_others_tangent,
 )
+from .selections import (
+    default_grad,
+    extremum_grads,
+    extremum_shares,
+    extremum_tangent,
+    first_item,
+    keyed_extremum,
+    keyed_index,
+    listed_grads,
+    picked_grads,
+    product_grads,
+    product_grads_tangent,
+    product_tangent,
+    sort_order,
+    sorted_by_keys,
+    sorted_tangent,
+    unsorted_grads,
+)
 from .sequences import (
     bind_call,
     bound_grad,
@@ -131,6 +150,10 @@ __all__ = [
     "raise_error", "exception_of", "read_after_loop", "UNBOUND",
     "as_named", "field_grad", "field_tangent", "new_record", "with_field", "without_field", "written_field",
     "random_draw",
+    # Python's builtins that pick, order or regroup values
+    "extremum_shares", "extremum_grads", "extremum_tangent", "default_grad", "keyed_index", "keyed_extremum",
+    "picked_grads", "sort_order", "sorted_by_keys", "unsorted_grads", "sorted_tangent", "listed_grads", "first_item",
+    "product_grads", "product_grads_tangent", "product_tangent",
     # forward mode and higher order
     "broadcast_like", "stack_push", "stack_pop", "stack_pop_rows", "einsum_tangent", "einsum_grad_tangent",
 ]
