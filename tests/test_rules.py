@@ -336,6 +336,86 @@ if np.lib.NumpyVersion(np.__version__) >= "2.0.0":
         case(np.vecdot, normal(4, 3), normal(4, 1), axis=0, wrt=(0, 1), name="vecdot-axis0"),
         case(np.linalg.vecdot, normal(2, 3, 4), normal(3, 4), wrt=(0, 1), name="linalg.vecdot"))
 
+
+def symmetric(*shape):
+    """Symmetric matrices with well-separated eigenvalues (a stack if `shape` has more than two axes)."""
+    def make(rng):
+        q = np.linalg.qr(rng.standard_normal(shape))[0]
+        w = np.arange(shape[-1]) * 1.5 + rng.uniform(-0.3, 0.3, shape[:-1])
+        return (q * w[..., None, :]) @ np.swapaxes(q, -1, -2)
+    return make
+
+
+def spd(*shape):
+    """Symmetric positive-definite matrices."""
+    def make(rng):
+        b = rng.standard_normal(shape)
+        return b @ np.swapaxes(b, -1, -2) + shape[-1] * np.eye(shape[-1])
+    return make
+
+
+def real_spectrum(*shape):
+    """Non-symmetric matrices with real, well-separated eigenvalues."""
+    def make(rng):
+        q = rng.standard_normal(shape) + 2.0 * np.eye(shape[-1])
+        w = np.arange(1, shape[-1] + 1) * 1.5 + rng.uniform(-0.3, 0.3, shape[:-1])
+        return np.linalg.solve(np.swapaxes(q, -1, -2), np.swapaxes(q * w[..., None, :], -1, -2)).swapaxes(-1, -2)
+    return make
+
+
+def distinct_singular(*shape):
+    """Matrices with well-separated nonzero singular values."""
+    def make(rng):
+        m, n = shape[-2:]
+        k = min(m, n)
+        u = np.linalg.qr(rng.standard_normal(shape[:-2] + (m, k)))[0]
+        v = np.linalg.qr(rng.standard_normal(shape[:-2] + (n, k)))[0]
+        s = np.arange(k, 0, -1) * 1.5 + 0.5
+        return (u * s) @ np.swapaxes(v, -1, -2)
+    return make
+
+
+add(case(np.linalg.eigh, symmetric(4, 4), name="eigh"), case(np.linalg.eigh, symmetric(2, 3, 3), name="eigh-stack"),
+    case(np.linalg.eigh, symmetric(3, 3), "U", name="eigh-upper"),
+    case(np.linalg.eigvalsh, symmetric(4, 4), name="eigvalsh"),
+    case(np.linalg.eigvalsh, symmetric(3, 3), UPLO="U", name="eigvalsh-upper"),
+    case(np.linalg.eig, real_spectrum(4, 4), name="eig"), case(np.linalg.eig, real_spectrum(2, 3, 3), name="eig-stack"),
+    case(np.linalg.eig, symmetric(3, 3), name="eig-symmetric"),
+    case(np.linalg.eigvals, real_spectrum(3, 3), name="eigvals"),
+    case(np.linalg.cholesky, spd(4, 4), name="cholesky"), case(np.linalg.cholesky, spd(2, 3, 3), name="cholesky-stack"),
+    case(np.linalg.cholesky, spd(3, 3), upper=True, name="cholesky-upper"),
+    case(np.linalg.svd, distinct_singular(4, 3), full_matrices=False, name="svd-thin-tall"),
+    case(np.linalg.svd, distinct_singular(3, 5), full_matrices=False, name="svd-thin-wide"),
+    case(np.linalg.svd, distinct_singular(3, 3), name="svd-square"),
+    case(np.linalg.svd, distinct_singular(2, 4, 3), full_matrices=False, name="svd-stack"),
+    case(np.linalg.svd, distinct_singular(4, 3), compute_uv=False, name="svd-values"),
+    case(np.linalg.svd, distinct_singular(3, 4), False, False, name="svd-values-wide"),
+    case(np.linalg.pinv, distinct_singular(4, 3), name="pinv-tall"),
+    case(np.linalg.pinv, distinct_singular(3, 5), name="pinv-wide"),
+    case(np.linalg.pinv, matrix(2, 3, 3), name="pinv-stack"),
+    case(np.linalg.matrix_power, matrix(3, 3), 3, name="matrix_power"),
+    case(np.linalg.matrix_power, matrix(3, 3), 1, name="matrix_power-one"),
+    case(np.linalg.matrix_power, matrix(3, 3), 0, name="matrix_power-zeros"),
+    case(np.linalg.matrix_power, matrix(2, 3, 3), -2, name="matrix_power-negative"),
+    case(np.linalg.tensorinv, lambda rng: np.reshape(rng.standard_normal((6, 6)) + 3 * np.eye(6), (2, 3, 6)), 2,
+         name="tensorinv"),
+    case(np.linalg.tensorinv, lambda rng: np.reshape(rng.standard_normal((4, 4)) + 3 * np.eye(4), (4, 2, 2)), 1,
+         name="tensorinv-ind1"),
+    case(np.linalg.tensorsolve, lambda rng: np.reshape(rng.standard_normal((6, 6)) + 3 * np.eye(6), (2, 3, 6)),
+         normal(2, 3), wrt=(0, 1), name="tensorsolve"),
+    case(np.linalg.tensorsolve, lambda rng: np.reshape(rng.standard_normal((6, 6)) + 3 * np.eye(6), (6, 2, 3)),
+         normal(2, 3), axes=(0,), wrt=(0, 1), name="tensorsolve-axes"),
+    case(np.linalg.multi_dot, arrays((2, 3), (3, 4), (4, 2)), name="multi_dot"),
+    case(np.linalg.multi_dot, arrays((3,), (3, 4), (4, 2), (2,)), name="multi_dot-1d"),
+    case(np.vdot, normal(3, 2), normal(6), wrt=(0, 1), name="vdot"),
+    case(np.kron, normal(2, 3), normal(3, 2), wrt=(0, 1), name="kron"),
+    case(np.kron, normal(3), normal(2, 2), wrt=(0, 1), name="kron-mixed"),
+    case(np.cross, normal(4, 3), normal(3), wrt=(0, 1), name="cross"),
+    case(np.cross, normal(3, 2), normal(3, 2), wrt=(0, 1), name="cross-2d"),
+    case(np.cross, normal(2), normal(3), wrt=(0, 1), name="cross-mixed"),
+    case(np.cross, normal(3, 4), normal(3, 4), axis=0, wrt=(0, 1), name="cross-axis"),
+    case(np.cross, normal(3, 4), normal(4, 3), axisa=0, axisc=0, wrt=(0, 1), name="cross-axes"))
+
 # --- math module and builtins -----------------------------------------------------
 
 MATH = [(math.exp, REAL), (math.expm1, REAL), (math.log, POS), (math.log1p, POS), (math.log2, POS),
@@ -476,7 +556,7 @@ def test_nothing_is_both_rule_and_nondifferentiable():
 
 # --- the form of the templates ------------------------------------------------------
 
-OWN_MODULES = ["ufuncs", "reductions", "shapes", "linalg", "math_scalar"]
+OWN_MODULES = ["ufuncs", "reductions", "shapes", "linalg", "decompositions", "math_scalar"]
 OWN_RULES = [r for r in {id(r.template): r for r in _RULES.values()}.values()
              if r.template.__module__.rsplit(".", 1)[-1] in OWN_MODULES]
 

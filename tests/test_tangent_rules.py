@@ -55,6 +55,8 @@ HELPER_CASES = [
     case(runtime.matmul_grad_a, normal(3), normal(3, 4), normal(4), wrt=(0, 2), name="matmul_grad_a-vector"),
     case(runtime.matmul_grad_b, normal(3, 5), normal(3, 4), normal(4, 5), wrt=(0, 1), name="matmul_grad_b"),
     case(runtime.matmul_grad_b, normal(3), normal(3, 4), normal(4), wrt=(0, 1), name="matmul_grad_b-vector"),
+    case(runtime.kron_grad_a, normal(6, 6), normal(2, 3), normal(3, 2), wrt=(0, 2), name="kron_grad_a"),
+    case(runtime.kron_grad_b, normal(6, 6), normal(2, 3), normal(3, 2), wrt=(0, 1), name="kron_grad_b"),
     case(runtime.tensordot_grad_a, normal(3, 5), normal(3, 4), normal(4, 5), 1, wrt=(0, 2),
          name="tensordot_grad_a"),
     case(runtime.tensordot_grad_b, normal(3, 5), normal(3, 4), normal(4, 5), 1, wrt=(0, 1),
@@ -132,7 +134,13 @@ def test_every_runtime_helper_is_differentiable_or_constant():
                 "at_copy", "written_copy",       # (NumPy's in-place functions without a rule: refused where active)
                 "replay",                        # read back as swap_random_state calls
                 "derivative_vjp", "derivative_jvp",   # refused by forward mode, with their own message
-                "format_string"}                 # an f-string: no derivative flows through its text (refused)
+                "format_string",                 # an f-string: no derivative flows through its text (refused)
+                # adjoints and tangents of decompositions: forward over them is refused as having no rule
+                "eigh_grad", "eigh_tangent", "eig_grad", "eig_tangent", "eigvals_grad", "eigvals_tangent",
+                "cholesky_grad", "cholesky_tangent", "svd_grad", "svd_tangent", "pinv_grad", "pinv_tangent",
+                "matrix_power_grad", "matrix_power_tangent", "tensorinv_grad", "tensorinv_tangent",
+                "tensorsolve_grad_a", "tensorsolve_grad_b", "tensorsolve_tangent", "multi_dot_grad",
+                "multi_dot_tangent", "cross_grad"}
     unknown = [name for name in runtime.__all__ if name not in internal
                and tangent_rule_for(getattr(runtime, name)) is None and not is_nondifferentiable(getattr(runtime, name))]
     assert not unknown, f"runtime helpers with neither a tangent rule nor a nondifferentiable mark: {unknown}"

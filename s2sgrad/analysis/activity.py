@@ -44,7 +44,7 @@ class Fields:
 
 SEQ_MAKERS = {primitives.make_list, primitives.make_tuple, primitives.list_append, primitives.seq_setitem,
               primitives.seq_concat, primitives.seq_repeat,
-              np.linalg.slogdet}              # (a function with a rule whose result is a tuple)
+              np.linalg.slogdet, np.linalg.eigh, np.linalg.eig}   # (functions with a rule whose result is a tuple)
 NONE_KIND = "none"
 
 
@@ -239,8 +239,14 @@ def _seq_form(op: Op, kinds):
     return None
 
 
+def _svd_tuple(op: Op) -> bool:
+    """Is `op` ``np.linalg.svd(a, ...)`` returning ``(u, s, vh)``? (With ``compute_uv=False``: `s` alone.)"""
+    flag = op.kwargs.get("compute_uv", op.args[2] if len(op.args) > 2 else None)
+    return op.fn is np.linalg.svd and not (isinstance(flag, Const) and not flag.value)
+
+
 def _op_kind(op: Op, kinds) -> str:
-    if op.fn in SEQ_MAKERS or _seq_form(op, kinds) is not None:
+    if op.fn in SEQ_MAKERS or _svd_tuple(op) or _seq_form(op, kinds) is not None:
         return SEQ
     if op.fn in (operator.getitem, primitives.seq_getitem):
         return UNKNOWN if _atom_kind(op.args[0], kinds) != TENSOR else TENSOR

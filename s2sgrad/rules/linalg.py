@@ -7,11 +7,16 @@ matrices too (the last two axes), as NumPy's do.
 import numpy as np
 
 from ..runtime import (
+    cross_grad,
     einsum_grad,
     einsum_tangent,
     grad_or_zeros,
+    kron_grad_a,
+    kron_grad_b,
     matmul_grad_a,
     matmul_grad_b,
+    multi_dot_grad,
+    multi_dot_tangent,
     tensordot_grad_a,
     tensordot_grad_b,
     unbroadcast,
@@ -194,3 +199,46 @@ if hasattr(np, "vecdot"):  # NumPy 2
     @tangent(np.vecdot, np.linalg.vecdot)
     def vecdot(y, x1, x2, /, *, axis=-1):
         d[y] = np.vecdot(d[x1], x2, axis=axis) + np.vecdot(x1, d[x2], axis=axis)
+
+
+@adjoint(np.linalg.multi_dot)
+def multi_dot(y, arrays, *, out=None):
+    d[arrays] = multi_dot_grad(d[y], arrays)
+
+
+@tangent(np.linalg.multi_dot)
+def multi_dot(y, arrays, *, out=None):
+    d[y] = multi_dot_tangent(arrays, d[arrays])
+
+
+@adjoint(np.vdot)
+def vdot(y, a, b, /):
+    d[a] = np.reshape(d[y] * np.conj(np.ravel(b)), np.shape(a))
+    d[b] = np.reshape(d[y] * np.conj(np.ravel(a)), np.shape(b))
+
+
+@tangent(np.vdot)
+def vdot(y, a, b, /):
+    d[y] = np.vdot(d[a], b) + np.vdot(a, d[b])
+
+
+@adjoint(np.kron)
+def kron(y, a, b):
+    d[a] = kron_grad_a(d[y], a, b)
+    d[b] = kron_grad_b(d[y], a, b)
+
+
+@tangent(np.kron)
+def kron(y, a, b):
+    d[y] = np.kron(d[a], b) + np.kron(a, d[b])
+
+
+@adjoint(np.cross)
+def cross(y, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    d[a] = cross_grad(d[y], a, b, axisa, axisb, axisc, axis, "a")
+    d[b] = cross_grad(d[y], a, b, axisa, axisb, axisc, axis, "b")
+
+
+@tangent(np.cross)
+def cross(y, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    d[y] = np.cross(d[a], b, axisa, axisb, axisc, axis) + np.cross(a, d[b], axisa, axisb, axisc, axis)

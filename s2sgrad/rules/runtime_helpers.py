@@ -26,6 +26,8 @@ from ..runtime import (
     einsum_grad,
     einsum_grad_tangent,
     grad_or_zeros,
+    kron_grad_a,
+    kron_grad_b,
     matmul_grad_a,
     matmul_grad_b,
     product_of_others,
@@ -193,6 +195,16 @@ def matmul_grad_a(y, g, a, b):
 @tangent(matmul_grad_b)
 def matmul_grad_b(y, g, a, b):
     d[y] = matmul_grad_b(d[g], a, b) + matmul_grad_b(g, d[a], b)
+
+
+@tangent(kron_grad_a)
+def kron_grad_a(y, g, a, b):
+    d[y] = kron_grad_a(d[g], a, b) + kron_grad_a(g, a, d[b])
+
+
+@tangent(kron_grad_b)
+def kron_grad_b(y, g, a, b):
+    d[y] = kron_grad_b(d[g], a, b) + kron_grad_b(g, d[a], b)
 
 
 @tangent(tensordot_grad_a)

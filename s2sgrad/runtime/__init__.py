@@ -36,6 +36,32 @@ from .elementwise import cast_tangent, clip_choice, uncast
 from .gradients import Like, add_grads, complete, grad_or_zeros, like, zeros_like
 from .gradients import rebuilt as rebuilt  # (not in __all__, as RandomStates: for s2sgrad's own modules)
 from .indexing import scatter, seq_scatter
+from .linalg import (
+    cholesky_grad,
+    cholesky_tangent,
+    cross_grad,
+    eig_grad,
+    eig_tangent,
+    eigh_grad,
+    eigh_tangent,
+    eigvals_grad,
+    eigvals_tangent,
+    kron_grad_a,
+    kron_grad_b,
+    matrix_power_grad,
+    matrix_power_tangent,
+    multi_dot_grad,
+    multi_dot_tangent,
+    pinv_grad,
+    pinv_tangent,
+    svd_grad,
+    svd_tangent,
+    tensorinv_grad,
+    tensorinv_tangent,
+    tensorsolve_grad_a,
+    tensorsolve_grad_b,
+    tensorsolve_tangent,
+)
 from .random_states import RandomStates as RandomStates
 from .random_states import random_state, replay, swap_random_state
 from .reductions import (
@@ -87,6 +113,10 @@ __all__ = [
     "cumprod_grad_tangent_a", "cumprod_tangent",
     "linspace_fraction", "add_at", "subtract_at", "maximum_at", "minimum_at", "extremum_ties", "at_copy",
     "written_copy", "as_column", "unsort", "sorted_like",
+    "eigh_grad", "eigh_tangent", "eig_grad", "eig_tangent", "eigvals_grad", "eigvals_tangent", "cholesky_grad",
+    "cholesky_tangent", "svd_grad", "svd_tangent", "pinv_grad", "pinv_tangent", "matrix_power_grad",
+    "matrix_power_tangent", "tensorinv_grad", "tensorinv_tangent", "tensorsolve_grad_a", "tensorsolve_grad_b",
+    "tensorsolve_tangent", "multi_dot_grad", "multi_dot_tangent", "kron_grad_a", "kron_grad_b", "cross_grad",
     # forward mode and higher order
     "broadcast_like", "stack_push", "stack_pop", "stack_pop_rows", "einsum_tangent", "einsum_grad_tangent",
 ]
