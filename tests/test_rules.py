@@ -48,6 +48,44 @@ def arrays(*shapes):
     return lambda rng: [rng.standard_normal(s) for s in shapes]
 
 
+def symmetric(*shape):
+    """Symmetric matrices with well-separated eigenvalues (a stack if `shape` has more than two axes)."""
+    def make(rng):
+        q = np.linalg.qr(rng.standard_normal(shape))[0]
+        w = np.arange(shape[-1]) * 1.5 + rng.uniform(-0.3, 0.3, shape[:-1])
+        return (q * w[..., None, :]) @ np.swapaxes(q, -1, -2)
+    return make
+
+
+def spd(*shape):
+    """Symmetric positive-definite matrices."""
+    def make(rng):
+        b = rng.standard_normal(shape)
+        return b @ np.swapaxes(b, -1, -2) + shape[-1] * np.eye(shape[-1])
+    return make
+
+
+def real_spectrum(*shape):
+    """Non-symmetric matrices with real, well-separated eigenvalues."""
+    def make(rng):
+        q = rng.standard_normal(shape) + 2.0 * np.eye(shape[-1])
+        w = np.arange(1, shape[-1] + 1) * 1.5 + rng.uniform(-0.3, 0.3, shape[:-1])
+        return np.linalg.solve(np.swapaxes(q, -1, -2), np.swapaxes(q * w[..., None, :], -1, -2)).swapaxes(-1, -2)
+    return make
+
+
+def distinct_singular(*shape):
+    """Matrices with well-separated nonzero singular values."""
+    def make(rng):
+        m, n = shape[-2:]
+        k = min(m, n)
+        u = np.linalg.qr(rng.standard_normal(shape[:-2] + (m, k)))[0]
+        v = np.linalg.qr(rng.standard_normal(shape[:-2] + (n, k)))[0]
+        s = np.arange(k, 0, -1) * 1.5 + 0.5
+        return (u * s) @ np.swapaxes(v, -1, -2)
+    return make
+
+
 def case(primitive, *args, wrt=(0,), name="", **kwargs):
     return Case(primitive, args, kwargs, tuple(wrt), name)
 
@@ -334,45 +372,17 @@ if np.lib.NumpyVersion(np.__version__) >= "2.0.0":
         case(np.linalg.tensordot, normal(3, 4), normal(4, 2), axes=1, wrt=(0, 1), name="linalg.tensordot"),
         case(np.vecdot, normal(3, 4), normal(4), wrt=(0, 1), name="vecdot"),
         case(np.vecdot, normal(4, 3), normal(4, 1), axis=0, wrt=(0, 1), name="vecdot-axis0"),
-        case(np.linalg.vecdot, normal(2, 3, 4), normal(3, 4), wrt=(0, 1), name="linalg.vecdot"))
-
-
-def symmetric(*shape):
-    """Symmetric matrices with well-separated eigenvalues (a stack if `shape` has more than two axes)."""
-    def make(rng):
-        q = np.linalg.qr(rng.standard_normal(shape))[0]
-        w = np.arange(shape[-1]) * 1.5 + rng.uniform(-0.3, 0.3, shape[:-1])
-        return (q * w[..., None, :]) @ np.swapaxes(q, -1, -2)
-    return make
-
-
-def spd(*shape):
-    """Symmetric positive-definite matrices."""
-    def make(rng):
-        b = rng.standard_normal(shape)
-        return b @ np.swapaxes(b, -1, -2) + shape[-1] * np.eye(shape[-1])
-    return make
-
-
-def real_spectrum(*shape):
-    """Non-symmetric matrices with real, well-separated eigenvalues."""
-    def make(rng):
-        q = rng.standard_normal(shape) + 2.0 * np.eye(shape[-1])
-        w = np.arange(1, shape[-1] + 1) * 1.5 + rng.uniform(-0.3, 0.3, shape[:-1])
-        return np.linalg.solve(np.swapaxes(q, -1, -2), np.swapaxes(q * w[..., None, :], -1, -2)).swapaxes(-1, -2)
-    return make
-
-
-def distinct_singular(*shape):
-    """Matrices with well-separated nonzero singular values."""
-    def make(rng):
-        m, n = shape[-2:]
-        k = min(m, n)
-        u = np.linalg.qr(rng.standard_normal(shape[:-2] + (m, k)))[0]
-        v = np.linalg.qr(rng.standard_normal(shape[:-2] + (n, k)))[0]
-        s = np.arange(k, 0, -1) * 1.5 + 0.5
-        return (u * s) @ np.swapaxes(v, -1, -2)
-    return make
+        case(np.linalg.vecdot, normal(2, 3, 4), normal(3, 4), wrt=(0, 1), name="linalg.vecdot"),
+        case(np.linalg.cross, normal(4, 3), normal(3), wrt=(0, 1), name="linalg.cross"),
+        case(np.linalg.cross, normal(3, 4), normal(3, 4), axis=0, wrt=(0, 1), name="linalg.cross-axis"),
+        case(np.linalg.vector_norm, normal(3, 4), name="vector_norm"),
+        case(np.linalg.vector_norm, normal(3, 4), ord=3, axis=1, keepdims=True, name="vector_norm-keepdims"),
+        case(np.linalg.vector_norm, normal(2, 3, 4), ord=1.5, axis=(0, 2), name="vector_norm-axes"),
+        case(np.linalg.vector_norm, away(3, 4), ord=1, name="vector_norm-ord1"),
+        case(np.linalg.matrix_norm, normal(3, 4), name="matrix_norm"),
+        case(np.linalg.matrix_norm, distinct_singular(2, 3, 4), ord="nuc", keepdims=True, name="matrix_norm-nuc"),
+        case(np.linalg.matrix_norm, distinct_singular(3, 4), ord=2, name="matrix_norm-2"),
+        case(np.linalg.svdvals, distinct_singular(2, 4, 3), name="svdvals"))
 
 
 add(case(np.linalg.eigh, symmetric(4, 4), name="eigh"), case(np.linalg.eigh, symmetric(2, 3, 3), name="eigh-stack"),

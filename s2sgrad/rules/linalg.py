@@ -17,10 +17,14 @@ from ..runtime import (
     matmul_grad_b,
     multi_dot_grad,
     multi_dot_tangent,
+    norm_grad,
+    svd_grad,
+    svd_tangent,
     tensordot_grad_a,
     tensordot_grad_b,
     unbroadcast,
     undiagonal,
+    vector_norm_grad,
 )
 from .registry import adjoint, d, tangent
 
@@ -190,6 +194,41 @@ if hasattr(np, "vecdot"):  # NumPy 2
     @tangent(np.linalg.tensordot)
     def linalg_tensordot(y, x1, x2, /, *, axes=2):
         d[y] = np.linalg.tensordot(d[x1], x2, axes=axes) + np.linalg.tensordot(x1, d[x2], axes=axes)
+
+    @adjoint(np.linalg.cross)
+    def linalg_cross(y, x1, x2, /, *, axis=-1):
+        d[x1] = cross_grad(d[y], x1, x2, -1, -1, -1, axis, "a")
+        d[x2] = cross_grad(d[y], x1, x2, -1, -1, -1, axis, "b")
+
+    @tangent(np.linalg.cross)
+    def linalg_cross(y, x1, x2, /, *, axis=-1):
+        d[y] = np.linalg.cross(d[x1], x2, axis=axis) + np.linalg.cross(x1, d[x2], axis=axis)
+
+    @adjoint(np.linalg.vector_norm)
+    def vector_norm(y, x, /, *, axis=None, keepdims=False, ord=2):
+        d[x] = vector_norm_grad(d[y], y, x, axis, keepdims, ord)
+
+    @tangent(np.linalg.vector_norm)
+    def vector_norm(y, x, /, *, axis=None, keepdims=False, ord=2):
+        d[y] = np.sum(vector_norm_grad(np.ones_like(y), y, x, axis, keepdims, ord) * d[x], axis=axis,
+                      keepdims=keepdims)
+
+    @adjoint(np.linalg.matrix_norm)
+    def matrix_norm(y, x, /, *, keepdims=False, ord="fro"):
+        d[x] = norm_grad(d[y], y, x, ord, (-2, -1), keepdims)
+
+    @tangent(np.linalg.matrix_norm)
+    def matrix_norm(y, x, /, *, keepdims=False, ord="fro"):
+        d[y] = np.sum(norm_grad(np.ones_like(y), y, x, ord, (-2, -1), keepdims) * d[x], axis=(-2, -1),
+                      keepdims=keepdims)
+
+    @adjoint(np.linalg.svdvals)
+    def svdvals(y, x, /):
+        d[x] = svd_grad(d[y], y, x, False, False)
+
+    @tangent(np.linalg.svdvals)
+    def svdvals(y, x, /):
+        d[y] = svd_tangent(d[x], y, x, False, False)
 
     @adjoint(np.vecdot, np.linalg.vecdot)
     def vecdot(y, x1, x2, /, *, axis=-1):

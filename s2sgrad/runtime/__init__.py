@@ -73,6 +73,7 @@ from .reductions import (
     norm_grad,
     product_of_others,
     product_of_others_tangent,
+    vector_norm_grad,
 )
 from .sequences import (
     list_append,
@@ -108,7 +109,7 @@ __all__ = [
     "copy_state", "random_state", "replay", "swap_random_state", "derivative_vjp", "derivative_jvp", "unstack",
     "grad_or_zeros", "matmul_grad_a", "matmul_grad_b",
     "tensordot_grad_a", "tensordot_grad_b", "one_step", "einsum_grad", "unconcatenate", "untile", "unrepeat",
-    "undiagonal", "untake", "norm_grad", "divide_or_zero", "uncast", "cast_tangent", "clip_choice",
+    "undiagonal", "untake", "norm_grad", "vector_norm_grad", "divide_or_zero", "uncast", "cast_tangent", "clip_choice",
     "product_of_others", "product_of_others_tangent", "cumprod_grad", "cumprod_grad_tangent_y",
     "cumprod_grad_tangent_a", "cumprod_tangent",
     "linspace_fraction", "add_at", "subtract_at", "maximum_at", "minimum_at", "extremum_ties", "at_copy",
