@@ -115,12 +115,18 @@ class Sweep:
 
     def weights(self, result, rng) -> dict:
         leaves = result if isinstance(result, (tuple, list)) else [result]
-        return {f"W{k}": rng.standard_normal(np.shape(leaf)) for k, leaf in enumerate(leaves)}
+        weights = {f"W{k}": rng.standard_normal(np.shape(leaf)) for k, leaf in enumerate(leaves)}
+        weights.update({f"V{k}": rng.standard_normal(np.shape(leaf)) for k, leaf in enumerate(leaves)
+                        if np.iscomplexobj(leaf)})
+        return weights
 
     def reduction(self, result) -> str:
-        if isinstance(result, (tuple, list)):
-            return " + ".join(f"np.sum(W{k} * out[{k}])" for k in range(len(result)))
-        return "np.sum(W0 * out)"
+        """A weighted sum of the result's elements; of a complex result's real and imaginary parts."""
+        leaves = result if isinstance(result, (tuple, list)) else [result]
+        names = [f"out[{k}]" if isinstance(result, (tuple, list)) else "out" for k in range(len(leaves))]
+        return " + ".join(f"np.sum(W{k} * np.real({name})) + np.sum(V{k} * np.imag({name}))"
+                          if np.iscomplexobj(leaf) else f"np.sum(W{k} * {name})"
+                          for k, (leaf, name) in enumerate(zip(leaves, names)))
 
     def function(self, directory: Path):
         path = directory / f"sweep_{abs(hash(self.case.name))}_{len(list(directory.iterdir()))}.py"

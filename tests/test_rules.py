@@ -8,6 +8,7 @@ import importlib
 import inspect
 import math
 import operator
+import types
 
 import numpy as np
 import pytest
@@ -16,7 +17,7 @@ from rule_harness import Case, adjoint_name, check_rule
 from s2sgrad import runtime
 from s2sgrad.ir import primitives
 from s2sgrad.rules import is_nondifferentiable, rule_for
-from s2sgrad.rules.registry import _RULES
+from s2sgrad.rules.registry import _RULES, complex_rule_for
 
 # --- argument makers: each takes a random generator ------------------------------
 
@@ -392,6 +393,7 @@ add(case(np.linalg.eigh, symmetric(4, 4), name="eigh"), case(np.linalg.eigh, sym
     case(np.linalg.eig, real_spectrum(4, 4), name="eig"), case(np.linalg.eig, real_spectrum(2, 3, 3), name="eig-stack"),
     case(np.linalg.eig, symmetric(3, 3), name="eig-symmetric"),
     case(np.linalg.eigvals, real_spectrum(3, 3), name="eigvals"),
+    case(np.linalg.eigvals, normal(4, 4), name="eigvals-complex-spectrum"),
     case(np.linalg.cholesky, spd(4, 4), name="cholesky"), case(np.linalg.cholesky, spd(2, 3, 3), name="cholesky-stack"),
     case(np.linalg.cholesky, spd(3, 3), upper=True, name="cholesky-upper"),
     case(np.linalg.svd, distinct_singular(4, 3), full_matrices=False, name="svd-thin-tall"),
@@ -425,6 +427,57 @@ add(case(np.linalg.eigh, symmetric(4, 4), name="eigh"), case(np.linalg.eigh, sym
     case(np.cross, normal(2), normal(3), wrt=(0, 1), name="cross-mixed"),
     case(np.cross, normal(3, 4), normal(3, 4), axis=0, wrt=(0, 1), name="cross-axis"),
     case(np.cross, normal(3, 4), normal(4, 3), axisa=0, axisc=0, wrt=(0, 1), name="cross-axes"))
+
+
+# --- np.fft: complex results of real arguments; complex arguments where the transform takes them ----------
+
+def cnormal(*shape):
+    return lambda rng: rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+
+
+fft = np.fft
+for fn in (fft.fft, fft.ifft):
+    name = fn.__name__
+    add(case(fn, normal(8), name=name), case(fn, normal(8), n=6, name=f"{name}-n-short"),
+        case(fn, normal(5), n=8, name=f"{name}-n-long"), case(fn, normal(5, 3), axis=0, name=f"{name}-axis"),
+        case(fn, normal(2, 6), norm="ortho", name=f"{name}-ortho"), case(fn, normal(6), norm="forward",
+                                                                         name=f"{name}-forward"),
+        case(fn, cnormal(6), name=f"{name}-complex"))
+for fn in (fft.fft2, fft.ifft2, fft.fftn, fft.ifftn):
+    name = fn.__name__
+    add(case(fn, normal(4, 5), name=name), case(fn, normal(3, 4), s=(5, 3), name=f"{name}-s"),
+        case(fn, normal(3, 2, 4), axes=(0, 2), norm="ortho", name=f"{name}-axes"),
+        case(fn, cnormal(3, 4), norm="forward", name=f"{name}-complex"))
+add(case(fft.fftn, normal(2, 3, 4), name="fftn-3d"), case(fft.fftn, normal(2, 3, 4), s=(4, 2), name="fftn-s-last"))
+for fn in (fft.rfft, fft.ihfft):
+    name = fn.__name__
+    add(case(fn, normal(8), name=name), case(fn, normal(7), name=f"{name}-odd"),
+        case(fn, normal(8), n=5, name=f"{name}-n-short"), case(fn, normal(5), n=8, name=f"{name}-n-long"),
+        case(fn, normal(6, 3), axis=0, norm="ortho", name=f"{name}-axis"),
+        case(fn, normal(6), norm="forward", name=f"{name}-forward"))
+for fn in (fft.irfft, fft.hfft):
+    name = fn.__name__
+    add(case(fn, normal(5), name=name), case(fn, cnormal(5), name=f"{name}-complex"),
+        case(fn, cnormal(5), n=7, name=f"{name}-n-odd"), case(fn, cnormal(5), n=4, name=f"{name}-n-short"),
+        case(fn, cnormal(5), n=12, name=f"{name}-n-long"),
+        case(fn, cnormal(4, 3), axis=0, norm="ortho", name=f"{name}-axis"),
+        case(fn, cnormal(5), norm="forward", name=f"{name}-forward"))
+for fn in (fft.rfft2, fft.rfftn):
+    name = fn.__name__
+    add(case(fn, normal(4, 6), name=name), case(fn, normal(4, 5), s=(3, 7), name=f"{name}-s"),
+        case(fn, normal(3, 2, 4), axes=(0, 2), norm="ortho", name=f"{name}-axes"))
+for fn in (fft.irfft2, fft.irfftn):
+    name = fn.__name__
+    add(case(fn, normal(4, 3), name=name), case(fn, cnormal(4, 4), name=f"{name}-complex"),
+        case(fn, cnormal(4, 3), s=(3, 5), name=f"{name}-s"),
+        case(fn, cnormal(3, 2, 4), axes=(0, 2), norm="forward", name=f"{name}-axes"))
+add(case(np.real_if_close, normal(3), name="real_if_close"),
+    case(np.imag, normal(3), name="imag"), case(np.angle, away(4), name="angle"),
+    case(np.angle, away(4), deg=True, name="angle-deg"))
+for fn in (fft.fftshift, fft.ifftshift):
+    name = fn.__name__
+    add(case(fn, normal(5), name=name), case(fn, normal(4, 5), axes=0, name=f"{name}-axis"),
+        case(fn, cnormal(3, 5), name=f"{name}-complex"))
 
 # --- math module and builtins -----------------------------------------------------
 
@@ -497,6 +550,48 @@ def test_rule_matches_finite_differences(case):
         check_rule(case, seed)
 
 
+# --- complex values: the rules that hold for them, on complex versions of the cases above ---------------------
+
+REAL_ONLY = (np.fft.rfft, np.fft.rfft2, np.fft.rfftn, np.fft.ihfft)     # (NumPy refuses complex signals)
+
+
+def complexified(maker):
+    """A maker of complex values like those `maker` makes (float arrays and numbers get an imaginary part)."""
+    if not isinstance(maker, types.FunctionType):
+        return maker
+
+    def make(rng):
+        value, other = maker(rng), maker(rng)
+        if isinstance(value, list):
+            return [v + 0.3j * w if np.asarray(v).dtype.kind == "f" else v for v, w in zip(value, other)]
+        if isinstance(value, (float, np.ndarray)) and np.asarray(value).dtype.kind == "f":
+            return value + 0.3j * other
+        return value
+    return make
+
+
+def _first_of_each(cases):
+    seen = set()
+    return [c for c in cases if id(c.primitive) not in seen and not seen.add(id(c.primitive))]
+
+
+# the first case of each function whose rule holds for complex values, with complex values
+COMPLEX_CASES = [Case(c.primitive, tuple(map(complexified, c.args)), {k: complexified(v) for k, v in c.kwargs.items()},
+                      c.wrt, f"{_id(c)}-complex")
+                 for c in _first_of_each(c for c in CASES if complex_rule_for(c.primitive) is not None
+                                         and c.primitive not in REAL_ONLY
+                                         and not any(isinstance(a, type) for a in c.args))]
+COMPLEX_CASES += [case(np.absolute, cnormal(3, 4), name="absolute-complex-own"),
+                  case(np.imag, cnormal(3), name="imag-complex-own"), case(np.angle, cnormal(4), name="angle-complex"),
+                  case(np.angle, cnormal(4), deg=True, name="angle-complex-deg"),
+                  case(builtins.abs, cnormal(3), name="builtins.abs-complex")]
+
+
+@pytest.mark.parametrize("case", [_param(c) for c in COMPLEX_CASES])
+def test_complex_rule_matches_finite_differences(case):
+    check_rule(case, 0, complex_rule_for(case.primitive))
+
+
 def test_case_names_unique():
     names = [_id(c) for c in CASES]
     assert len(names) == len(set(names))
@@ -566,7 +661,7 @@ def test_nothing_is_both_rule_and_nondifferentiable():
 
 # --- the form of the templates ------------------------------------------------------
 
-OWN_MODULES = ["ufuncs", "reductions", "shapes", "linalg", "decompositions", "math_scalar"]
+OWN_MODULES = ["ufuncs", "reductions", "shapes", "linalg", "decompositions", "fft", "math_scalar"]
 OWN_RULES = [r for r in {id(r.template): r for r in _RULES.values()}.values()
              if r.template.__module__.rsplit(".", 1)[-1] in OWN_MODULES]
 

@@ -7,6 +7,7 @@ Importing this package registers every built-in rule.
 from . import (  # noqa: F401  (importing a table registers its rules)
     containers,
     decompositions,
+    fft,
     linalg,
     math_scalar,
     nondifferentiable,

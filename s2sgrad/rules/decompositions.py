@@ -30,7 +30,7 @@ from ..runtime import (
     tensorsolve_grad_b,
     tensorsolve_tangent,
 )
-from .registry import adjoint, d, tangent
+from .registry import adjoint, d, same_for_complex, tangent
 
 
 @adjoint(np.linalg.eigh)
@@ -55,8 +55,8 @@ def eigvalsh(y, a, UPLO="L"):
 
 @adjoint(np.linalg.eig)
 def eig(y, a):
-    """Where every eigenvalue is real (complex ones are refused when they appear)."""
-    d[a] = eig_grad(d[y], y)
+    """Where the eigenvalues are distinct; they and the eigenvectors may be complex."""
+    d[a] = eig_grad(d[y], y, a)
 
 
 @tangent(np.linalg.eig)
@@ -134,3 +134,6 @@ def tensorsolve(y, a, b, axes=None):
 @tangent(np.linalg.tensorsolve)
 def tensorsolve(y, a, b, axes=None):
     d[y] = tensorsolve_tangent(d[a], d[b], y, a, b, axes)
+
+
+same_for_complex(np.linalg.eig, np.linalg.eigvals)      # (complex eigenvalues and eigenvectors: see runtime.linalg)

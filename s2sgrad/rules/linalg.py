@@ -26,7 +26,7 @@ from ..runtime import (
     undiagonal,
     vector_norm_grad,
 )
-from .registry import adjoint, d, tangent
+from .registry import adjoint, d, same_for_complex, tangent
 
 
 @adjoint(np.matmul)
@@ -281,3 +281,8 @@ def cross(y, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
 @tangent(np.cross)
 def cross(y, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     d[y] = np.cross(d[a], b, axisa, axisb, axisc, axis) + np.cross(a, d[b], axisa, axisb, axisc, axis)
+
+
+# Products and the inverse are holomorphic: their rules hold for complex values as written (no conjugates).
+same_for_complex(np.matmul, np.dot, np.inner, np.outer, np.tensordot, np.einsum, np.trace, np.kron,
+                 np.linalg.multi_dot, np.linalg.inv, np.linalg.solve, np.linalg.det)

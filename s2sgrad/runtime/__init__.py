@@ -33,6 +33,7 @@ from .contractions import (
 from .control import assert_true, check_scalar, dict_keys, format_string, if_else, while_loop
 from .derivatives import derivative_jvp, derivative_vjp
 from .elementwise import cast_tangent, clip_choice, uncast
+from .fft import fitted, hfft_grad, ihfft_grad, irfft_grad, irfftn_grad, rfft_grad, rfftn_grad, transform_axes
 from .gradients import Like, add_grads, complete, grad_or_zeros, like, zeros_like
 from .gradients import rebuilt as rebuilt  # (not in __all__, as RandomStates: for s2sgrad's own modules)
 from .indexing import scatter, seq_scatter
@@ -117,7 +118,8 @@ __all__ = [
     "eigh_grad", "eigh_tangent", "eig_grad", "eig_tangent", "eigvals_grad", "eigvals_tangent", "cholesky_grad",
     "cholesky_tangent", "svd_grad", "svd_tangent", "pinv_grad", "pinv_tangent", "matrix_power_grad",
     "matrix_power_tangent", "tensorinv_grad", "tensorinv_tangent", "tensorsolve_grad_a", "tensorsolve_grad_b",
-    "tensorsolve_tangent", "multi_dot_grad", "multi_dot_tangent", "kron_grad_a", "kron_grad_b", "cross_grad",
+    "tensorsolve_tangent", "fitted", "transform_axes", "rfft_grad", "irfft_grad", "rfftn_grad", "irfftn_grad",
+    "hfft_grad", "ihfft_grad", "multi_dot_grad", "multi_dot_tangent", "kron_grad_a", "kron_grad_b", "cross_grad",
     # forward mode and higher order
     "broadcast_like", "stack_push", "stack_pop", "stack_pop_rows", "einsum_tangent", "einsum_grad_tangent",
 ]

@@ -62,42 +62,49 @@ def eigh_tangent(da, y, UPLO="L"):
     return np.diagonal(m, 0, -2, -1), v @ (_gaps(w) * m)
 
 
-def _real_eig(y):
+def _pivots(v):
+    """For each eigenvector (column of `v`), the row of its largest component, which LAPACK makes real."""
+    return np.argmax(np.abs(v), axis=-2)[..., None, :]
+
+
+def eig_grad(g, y, a):
+    """The gradient of ``np.linalg.eig(a)`` for ``g = (gw, gv)``, where the eigenvalues are distinct. The
+    eigenvectors are LAPACK's: unit norm, the largest component real (real eigenvectors: only their sign is
+    free, and kept); so the gradient holds for every function of them, not only those of ``|v|``."""
     w, v = y
-    if np.iscomplexobj(w):
-        raise NoDerivativeRule("np.linalg.eig has complex eigenvalues here: its derivative is computed only where "
-                               "all eigenvalues are real", hint="for a symmetric matrix use np.linalg.eigh")
-    return w, v
-
-
-def eig_grad(g, y):
-    """The gradient of ``np.linalg.eig(a)`` (real eigenvalues; unit eigenvectors) for ``g = (gw, gv)``."""
-    w, v = _real_eig(y)
     gw, gv = g
     n = w.shape[-1]
-    inner = np.zeros(v.shape) if gw is None else np.eye(n) * np.expand_dims(gw, -2)
+    gm = 0.0 if gw is None else np.eye(n) * np.expand_dims(gw, -2)
     if gv is not None:
-        vtgv = _t(v) @ gv
-        f = _gaps(w)
-        inner = inner + f * (vtgv - (_t(v) @ v) @ (np.eye(n) * vtgv))
-    return np.linalg.solve(_t(v), inner @ _t(v))
+        s = np.sum(gv * v, axis=-2, keepdims=True)                 # (the adjoint of each column's own part)
+        gd = gv - np.real(s) * np.conj(v)
+        pivots = _pivots(v)
+        at_pivot = np.take_along_axis(v, pivots, -2)
+        gd = gd + (np.arange(n)[:, None] == pivots) * (-1j * np.imag(s) / at_pivot)
+        gm = gm + _gaps(w) * (_t(v) @ gd)
+    grad = np.linalg.solve(_t(v), np.broadcast_to(gm, v.shape) @ _t(v))
+    return grad if np.iscomplexobj(a) else np.real(grad)
 
 
 def eig_tangent(da, y):
-    """The tangents ``(dw, dv)`` of ``np.linalg.eig(a)`` along `da` (real eigenvalues; unit eigenvectors)."""
-    w, v = _real_eig(y)
+    """The tangents ``(dw, dv)`` of ``np.linalg.eig(a)`` along `da` (see `eig_grad` for the eigenvectors)."""
+    w, v = y
     m = np.linalg.solve(v, da @ v)
     dv = v @ (_gaps(w) * m)
-    dv = dv - v * np.sum(v * dv, axis=-2, keepdims=True)
-    return np.diagonal(m, 0, -2, -1), dv
+    own = -np.real(np.sum(np.conj(v) * dv, axis=-2, keepdims=True))
+    if np.iscomplexobj(v):
+        pivots = _pivots(v)
+        own = own - 1j * np.imag(np.take_along_axis(dv, pivots, -2)) / np.take_along_axis(v, pivots, -2)
+    return np.diagonal(m, 0, -2, -1), dv + v * own
 
 
 def eigvals_grad(g, a):
-    """The gradient of ``np.linalg.eigvals(a)`` (real eigenvalues)."""
-    return eig_grad((g, None), np.linalg.eig(a))
+    """The gradient of ``np.linalg.eigvals(a)``."""
+    return eig_grad((g, None), np.linalg.eig(a), a)
 
 
 def eigvals_tangent(da, a):
+    """The tangent of ``np.linalg.eigvals(a)`` along `da`."""
     return eig_tangent(da, np.linalg.eig(a))[0]
 
 
@@ -255,6 +262,7 @@ def tensorinv_grad(g, y, a, ind=2):
 
 
 def tensorinv_tangent(da, y, a, ind=2):
+    """The tangent of ``np.linalg.tensorinv(a, ind)`` along `da`."""
     rows = int(np.prod(a.shape[:ind]))
     ym = np.reshape(y, (-1, rows))
     return np.reshape(-(ym @ np.reshape(da, (rows, -1)) @ ym), y.shape)
