@@ -252,8 +252,8 @@ def multi_dot(y, arrays, *, out=None):
 
 @adjoint(np.vdot)
 def vdot(y, a, b, /):
-    d[a] = np.reshape(d[y] * np.conj(np.ravel(b)), np.shape(a))
-    d[b] = np.reshape(d[y] * np.conj(np.ravel(a)), np.shape(b))
+    d[a] = np.reshape(d[y] * np.ravel(b), np.shape(a))
+    d[b] = np.reshape(d[y] * np.ravel(a), np.shape(b))
 
 
 @tangent(np.vdot)
