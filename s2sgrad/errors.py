@@ -51,8 +51,9 @@ class S2SGradError(Exception):
         return "\n".join(parts)
 
 
-COMPLEX_HINT = ("derivative rules here follow no complex convention; compute with the real and imaginary "
-                "parts as real arrays")
+COMPLEX_HINT = ("complex values may pass only through arithmetic, NumPy's holomorphic ufuncs, sums, matrix "
+                "products, reshapes, np.abs/real/imag/conj/angle and np.fft; elsewhere compute with the real and "
+                "imaginary parts as real arrays")
 
 
 class UnsupportedSyntax(S2SGradError):

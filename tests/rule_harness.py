@@ -78,9 +78,10 @@ def _densify(g):
     return runtime.densify(g)
 
 
-def rule_vjp(primitive, args, kwargs, dy, wanted):
-    """The primal result and the adjoints that the rule of `primitive` gives the parameters named in `wanted`."""
-    rule = rule_for(primitive)
+def rule_vjp(primitive, args, kwargs, dy, wanted, rule=None):
+    """The primal result and the adjoints that the rule of `primitive` (or `rule`) gives the parameters named
+    in `wanted`."""
+    rule = rule or rule_for(primitive)
     assert rule is not None, f"no rule for {primitive!r}"
     bound = rule.signature.bind(*args, **kwargs)
     bound.apply_defaults()
@@ -105,6 +106,8 @@ def random_like(rng, x):
     """A random value with the structure of `x`: a float for a float, an array for an array, lists for lists."""
     if isinstance(x, (list, tuple)):
         return [random_like(rng, v) for v in x]
+    if np.iscomplexobj(x):
+        return rng.standard_normal(np.shape(x)) + 1j * rng.standard_normal(np.shape(x))
     if isinstance(x, (float, int)) or np.ndim(x) == 0:
         return float(rng.standard_normal())
     return rng.standard_normal(np.shape(x))
@@ -120,18 +123,23 @@ def axpy(x, t, v):
 
 
 def inner(a, b) -> float:
-    """The dot product of two values of the same structure; None is zero."""
+    """The dot product of two values of the same structure; None is zero. With complex values, ``Re(sum(a * b))``:
+    the change of ``L`` along `b` when `a` is the adjoint of a complex value, ``dL/dRe(z) - 1j * dL/dIm(z)``."""
     if a is None or b is None:
         return 0.0
     if isinstance(a, (list, tuple)):
         return sum(inner(u, v) for u, v in zip(a, b))
-    return float(np.sum(np.asarray(a, dtype=float) * np.asarray(b, dtype=float)))
+    return float(np.real(np.sum(_numbers(a) * _numbers(b))))
+
+
+def _numbers(x):
+    return np.asarray(x) if np.iscomplexobj(x) else np.asarray(x, dtype=float)
 
 
 def difference(y1, y0, scale):
     if isinstance(y1, (list, tuple)):
         return [difference(a, b, scale) for a, b in zip(y1, y0)]
-    return (np.asarray(y1, dtype=float) - np.asarray(y0, dtype=float)) * scale
+    return (_numbers(y1) - _numbers(y0)) * scale
 
 
 def same_structure(g, x) -> bool:
@@ -174,17 +182,17 @@ def _where_bound(signature, nargs, kwargs, wrt):
     raise AssertionError(f"argument {wrt} not bound")
 
 
-def check_rule(case: Case, seed: int) -> None:
+def check_rule(case: Case, seed: int, rule=None) -> None:
     """Assert that the rule of `case.primitive` agrees with central finite differences (see module docstring)."""
     rng = np.random.default_rng(seed)
     args, kwargs = case.values(rng)
     before = copy.deepcopy((args, kwargs))
-    rule = rule_for(case.primitive)
+    rule = rule or rule_for(case.primitive)
     places = [_where_bound(rule.signature, len(args), kwargs, w) for w in case.wrt]
     f = lambda a, k: case.primitive(*a, **k)  # noqa: E731
     y0 = f(args, kwargs)
     dy = random_like(rng, y0)
-    y, grads = rule_vjp(case.primitive, args, kwargs, dy, {name for name, _ in places})
+    y, grads = rule_vjp(case.primitive, args, kwargs, dy, {name for name, _ in places}, rule)
     for (name, index), w in zip(places, case.wrt):
         g = grads.get(name)
         if index is not None:

@@ -31,7 +31,7 @@ def _is_value(v) -> bool:
     """Arguments passed as names (arrays, numbers, lists, functions); the rest (axes, strings, None) as constants."""
     if isinstance(v, (list, tuple)):
         return any(_is_value(x) for x in v) and not all(isinstance(x, (int, np.integer)) for x in v)
-    return isinstance(v, (np.ndarray, float, type)) and not isinstance(v, bool) or callable(v)  # (a dtype too)
+    return isinstance(v, (np.ndarray, float, complex, type)) and not isinstance(v, bool) or callable(v)  # (a dtype too)
 
 
 def _as_tuples(value):
@@ -84,7 +84,7 @@ def flat(value) -> list:
     if isinstance(value, (list, tuple)) or hasattr(value, "__getitem__") and hasattr(value, "__len__") \
             and not isinstance(value, np.ndarray):
         return [a for i in range(len(value)) for a in flat(value[i])]
-    return [np.asarray(value, dtype=float)]
+    return [np.asarray(value) if np.iscomplexobj(value) else np.asarray(value, dtype=float)]
 
 
 def finite_difference(primitive, args, kwargs, directions: dict):

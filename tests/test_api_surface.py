@@ -118,12 +118,18 @@ class Sweep:
 
     def weights(self, result, rng) -> dict:
         leaves = result if isinstance(result, (tuple, list)) else [result]
-        return {f"W{k}": rng.standard_normal(np.shape(leaf)) for k, leaf in enumerate(leaves)}
+        weights = {f"W{k}": rng.standard_normal(np.shape(leaf)) for k, leaf in enumerate(leaves)}
+        weights.update({f"V{k}": rng.standard_normal(np.shape(leaf)) for k, leaf in enumerate(leaves)
+                        if np.iscomplexobj(leaf)})
+        return weights
 
     def reduction(self, result) -> str:
-        if isinstance(result, (tuple, list)):
-            return " + ".join(f"np.sum(W{k} * out[{k}])" for k in range(len(result)))
-        return "np.sum(W0 * out)"
+        """A weighted sum of the result's elements; of a complex result's real and imaginary parts."""
+        leaves = result if isinstance(result, (tuple, list)) else [result]
+        names = [f"out[{k}]" if isinstance(result, (tuple, list)) else "out" for k in range(len(leaves))]
+        return " + ".join(f"np.sum(W{k} * np.real({name})) + np.sum(V{k} * np.imag({name}))"
+                          if np.iscomplexobj(leaf) else f"np.sum(W{k} * {name})"
+                          for k, (leaf, name) in enumerate(zip(leaves, names)))
 
     def function(self, directory: Path):
         path = directory / f"sweep_{abs(hash(self.case.name))}_{len(list(directory.iterdir()))}.py"
@@ -240,11 +246,11 @@ def test_the_sweep_covers_the_traps():
 # --- what has no rule is refused where it is active, never a zero gradient ----------------------------------
 
 NO_RULE = [
-    ("np.fft.fft(x)", "np.fft.fft"), ("np.quantile(x, 0.5)", "np.quantile"), ("np.unique(x)", "np.unique"),
+    ("np.linalg.qr(np.outer(x, x))[0]", "np.linalg.qr"), ("np.quantile(x, 0.5)", "np.quantile"), ("np.unique(x)", "np.unique"),
     ("np.histogram(x, bins=3, weights=x)[0]", "np.histogram"), ("np.interp(x, [0.0, 1.0], [1.0, 2.0])", "np.interp"),
     ("np.convolve(x, x)", "np.convolve"), ("np.polyval(x, 0.5)", "np.polyval"), ("np.median(x)", "np.median"),
-    ("np.percentile(x, 50.0)", "np.percentile"), ("np.diff(x)", "np.diff"), ("np.cross(x, x)", "np.cross"),
-    ("np.kron(x, x)", "np.kron"), ("np.nanmean(x)", "np.nanmean"), ("np.cov(x)", "np.cov"),
+    ("np.percentile(x, 50.0)", "np.percentile"), ("np.diff(x)", "np.diff"),
+("np.linalg.cond(np.outer(x, x) + np.eye(3))", "np.linalg.cond"), ("np.nanmean(x)", "np.nanmean"), ("np.cov(x)", "np.cov"),
     ("np.copysign(x, 1.0)", "np.copysign"), ("np.random.normal(x, 1.0)", "np.random.normal"),
     ("np.partition(x, 1)", "np.partition"), ("np.trapezoid(x)" if hasattr(np, "trapezoid") else "np.trapz(x)",
                                              "np.trapezoid" if hasattr(np, "trapezoid") else "np.trapz"),

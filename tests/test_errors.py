@@ -62,8 +62,9 @@ CASES = [
      r"Revolve"),
     (error_cases.vector_output, "return x * 2.0", "return", sg.NonScalarOutput, r"scalar.*shape \(3,\)",
      r"vjp"),
-    (error_cases.complex_in_between, "z = x * (1.0 + 2.0j)", "x *", sg.UnsupportedSyntax,
-     r"complex.*between 'x' and the output.*real arithmetic only", r"real and imaginary parts"),
+    (error_cases.complex_in_between, "return np.linalg.norm(z) ** 2", "np.linalg.norm", sg.UnsupportedSyntax,
+     r"np.linalg.norm is called on a complex value between 'x' and the output.*not known to hold for complex",
+     r"real and imaginary parts"),
     (error_cases.adds_into_a_list_element, "ys[0] += x", "ys[0]", sg.UnsupportedSyntax,
      r"augmented assignment to a list element changes the element itself", r"ys\[i\] = ys\[i\] \+"),
     (error_cases.evaluates_a_string, "eval(", "eval(", sg.UnsupportedSyntax, r"eval\(\) runs or reads code",
@@ -167,7 +168,7 @@ def test_complex_values_are_refused_also_where_only_the_result_shows_them():
     for call in (lambda: sg.grad(error_cases.complex_through_unknown_dtype)(np.ones(3)),
                  lambda: sg.jvp(error_cases.complex_in_between)(np.ones(3), np.ones(3)),
                  lambda: sg.hvp(error_cases.complex_in_between)(np.ones(3), np.ones(3))):
-        with pytest.raises(sg.UnsupportedSyntax, match=r"complex value lies between 'x' and the output") as info:
+        with pytest.raises(sg.UnsupportedSyntax, match=r"complex value (lies )?between 'x' and the output") as info:
             call()
         assert info.value.location is not None and "real and imaginary parts" in info.value.hint
 

@@ -8,6 +8,7 @@ import importlib
 import inspect
 import math
 import operator
+import types
 
 import numpy as np
 import pytest
@@ -16,7 +17,7 @@ from rule_harness import Case, adjoint_name, check_rule
 from s2sgrad import runtime
 from s2sgrad.ir import primitives
 from s2sgrad.rules import is_nondifferentiable, rule_for
-from s2sgrad.rules.registry import _RULES
+from s2sgrad.rules.registry import _RULES, complex_rule_for
 
 # --- argument makers: each takes a random generator ------------------------------
 
@@ -46,6 +47,44 @@ def matrix(*shape):
 def arrays(*shapes):
     """A list of arrays."""
     return lambda rng: [rng.standard_normal(s) for s in shapes]
+
+
+def symmetric(*shape):
+    """Symmetric matrices with well-separated eigenvalues (a stack if `shape` has more than two axes)."""
+    def make(rng):
+        q = np.linalg.qr(rng.standard_normal(shape))[0]
+        w = np.arange(shape[-1]) * 1.5 + rng.uniform(-0.3, 0.3, shape[:-1])
+        return (q * w[..., None, :]) @ np.swapaxes(q, -1, -2)
+    return make
+
+
+def spd(*shape):
+    """Symmetric positive-definite matrices."""
+    def make(rng):
+        b = rng.standard_normal(shape)
+        return b @ np.swapaxes(b, -1, -2) + shape[-1] * np.eye(shape[-1])
+    return make
+
+
+def real_spectrum(*shape):
+    """Non-symmetric matrices with real, well-separated eigenvalues."""
+    def make(rng):
+        q = rng.standard_normal(shape) + 2.0 * np.eye(shape[-1])
+        w = np.arange(1, shape[-1] + 1) * 1.5 + rng.uniform(-0.3, 0.3, shape[:-1])
+        return np.linalg.solve(np.swapaxes(q, -1, -2), np.swapaxes(q * w[..., None, :], -1, -2)).swapaxes(-1, -2)
+    return make
+
+
+def distinct_singular(*shape):
+    """Matrices with well-separated nonzero singular values."""
+    def make(rng):
+        m, n = shape[-2:]
+        k = min(m, n)
+        u = np.linalg.qr(rng.standard_normal(shape[:-2] + (m, k)))[0]
+        v = np.linalg.qr(rng.standard_normal(shape[:-2] + (n, k)))[0]
+        s = np.arange(k, 0, -1) * 1.5 + 0.5
+        return (u * s) @ np.swapaxes(v, -1, -2)
+    return make
 
 
 def case(primitive, *args, wrt=(0,), name="", **kwargs):
@@ -334,7 +373,111 @@ if np.lib.NumpyVersion(np.__version__) >= "2.0.0":
         case(np.linalg.tensordot, normal(3, 4), normal(4, 2), axes=1, wrt=(0, 1), name="linalg.tensordot"),
         case(np.vecdot, normal(3, 4), normal(4), wrt=(0, 1), name="vecdot"),
         case(np.vecdot, normal(4, 3), normal(4, 1), axis=0, wrt=(0, 1), name="vecdot-axis0"),
-        case(np.linalg.vecdot, normal(2, 3, 4), normal(3, 4), wrt=(0, 1), name="linalg.vecdot"))
+        case(np.linalg.vecdot, normal(2, 3, 4), normal(3, 4), wrt=(0, 1), name="linalg.vecdot"),
+        case(np.linalg.cross, normal(4, 3), normal(3), wrt=(0, 1), name="linalg.cross"),
+        case(np.linalg.cross, normal(3, 4), normal(3, 4), axis=0, wrt=(0, 1), name="linalg.cross-axis"),
+        case(np.linalg.vector_norm, normal(3, 4), name="vector_norm"),
+        case(np.linalg.vector_norm, normal(3, 4), ord=3, axis=1, keepdims=True, name="vector_norm-keepdims"),
+        case(np.linalg.vector_norm, normal(2, 3, 4), ord=1.5, axis=(0, 2), name="vector_norm-axes"),
+        case(np.linalg.vector_norm, away(3, 4), ord=1, name="vector_norm-ord1"),
+        case(np.linalg.matrix_norm, normal(3, 4), name="matrix_norm"),
+        case(np.linalg.matrix_norm, distinct_singular(2, 3, 4), ord="nuc", keepdims=True, name="matrix_norm-nuc"),
+        case(np.linalg.matrix_norm, distinct_singular(3, 4), ord=2, name="matrix_norm-2"),
+        case(np.linalg.svdvals, distinct_singular(2, 4, 3), name="svdvals"))
+
+
+add(case(np.linalg.eigh, symmetric(4, 4), name="eigh"), case(np.linalg.eigh, symmetric(2, 3, 3), name="eigh-stack"),
+    case(np.linalg.eigh, symmetric(3, 3), "U", name="eigh-upper"),
+    case(np.linalg.eigvalsh, symmetric(4, 4), name="eigvalsh"),
+    case(np.linalg.eigvalsh, symmetric(3, 3), UPLO="U", name="eigvalsh-upper"),
+    case(np.linalg.eig, real_spectrum(4, 4), name="eig"), case(np.linalg.eig, real_spectrum(2, 3, 3), name="eig-stack"),
+    case(np.linalg.eig, symmetric(3, 3), name="eig-symmetric"),
+    case(np.linalg.eigvals, real_spectrum(3, 3), name="eigvals"),
+    case(np.linalg.eigvals, normal(4, 4), name="eigvals-complex-spectrum"),
+    case(np.linalg.cholesky, spd(4, 4), name="cholesky"), case(np.linalg.cholesky, spd(2, 3, 3), name="cholesky-stack"),
+    case(np.linalg.cholesky, spd(3, 3), upper=True, name="cholesky-upper"),
+    case(np.linalg.svd, distinct_singular(4, 3), full_matrices=False, name="svd-thin-tall"),
+    case(np.linalg.svd, distinct_singular(3, 5), full_matrices=False, name="svd-thin-wide"),
+    case(np.linalg.svd, distinct_singular(3, 3), name="svd-square"),
+    case(np.linalg.svd, distinct_singular(2, 4, 3), full_matrices=False, name="svd-stack"),
+    case(np.linalg.svd, distinct_singular(4, 3), compute_uv=False, name="svd-values"),
+    case(np.linalg.svd, distinct_singular(3, 4), False, False, name="svd-values-wide"),
+    case(np.linalg.pinv, distinct_singular(4, 3), name="pinv-tall"),
+    case(np.linalg.pinv, distinct_singular(3, 5), name="pinv-wide"),
+    case(np.linalg.pinv, matrix(2, 3, 3), name="pinv-stack"),
+    case(np.linalg.matrix_power, matrix(3, 3), 3, name="matrix_power"),
+    case(np.linalg.matrix_power, matrix(3, 3), 1, name="matrix_power-one"),
+    case(np.linalg.matrix_power, matrix(3, 3), 0, name="matrix_power-zeros"),
+    case(np.linalg.matrix_power, matrix(2, 3, 3), -2, name="matrix_power-negative"),
+    case(np.linalg.tensorinv, lambda rng: np.reshape(rng.standard_normal((6, 6)) + 3 * np.eye(6), (2, 3, 6)), 2,
+         name="tensorinv"),
+    case(np.linalg.tensorinv, lambda rng: np.reshape(rng.standard_normal((4, 4)) + 3 * np.eye(4), (4, 2, 2)), 1,
+         name="tensorinv-ind1"),
+    case(np.linalg.tensorsolve, lambda rng: np.reshape(rng.standard_normal((6, 6)) + 3 * np.eye(6), (2, 3, 6)),
+         normal(2, 3), wrt=(0, 1), name="tensorsolve"),
+    case(np.linalg.tensorsolve, lambda rng: np.reshape(rng.standard_normal((6, 6)) + 3 * np.eye(6), (6, 2, 3)),
+         normal(2, 3), axes=(0,), wrt=(0, 1), name="tensorsolve-axes"),
+    case(np.linalg.multi_dot, arrays((2, 3), (3, 4), (4, 2)), name="multi_dot"),
+    case(np.linalg.multi_dot, arrays((3,), (3, 4), (4, 2), (2,)), name="multi_dot-1d"),
+    case(np.vdot, normal(3, 2), normal(6), wrt=(0, 1), name="vdot"),
+    case(np.kron, normal(2, 3), normal(3, 2), wrt=(0, 1), name="kron"),
+    case(np.kron, normal(3), normal(2, 2), wrt=(0, 1), name="kron-mixed"),
+    case(np.cross, normal(4, 3), normal(3), wrt=(0, 1), name="cross"),
+    case(np.cross, normal(3, 2), normal(3, 2), wrt=(0, 1), name="cross-2d"),
+    case(np.cross, normal(2), normal(3), wrt=(0, 1), name="cross-mixed"),
+    case(np.cross, normal(3, 4), normal(3, 4), axis=0, wrt=(0, 1), name="cross-axis"),
+    case(np.cross, normal(3, 4), normal(4, 3), axisa=0, axisc=0, wrt=(0, 1), name="cross-axes"))
+
+
+# --- np.fft: complex results of real arguments; complex arguments where the transform takes them ----------
+
+def cnormal(*shape):
+    return lambda rng: rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+
+
+fft = np.fft
+for fn in (fft.fft, fft.ifft):
+    name = fn.__name__
+    add(case(fn, normal(8), name=name), case(fn, normal(8), n=6, name=f"{name}-n-short"),
+        case(fn, normal(5), n=8, name=f"{name}-n-long"), case(fn, normal(5, 3), axis=0, name=f"{name}-axis"),
+        case(fn, normal(2, 6), norm="ortho", name=f"{name}-ortho"), case(fn, normal(6), norm="forward",
+                                                                         name=f"{name}-forward"),
+        case(fn, cnormal(6), name=f"{name}-complex"))
+for fn in (fft.fft2, fft.ifft2, fft.fftn, fft.ifftn):
+    name = fn.__name__
+    add(case(fn, normal(4, 5), name=name), case(fn, normal(3, 4), s=(5, 3), name=f"{name}-s"),
+        case(fn, normal(3, 2, 4), axes=(0, 2), norm="ortho", name=f"{name}-axes"),
+        case(fn, cnormal(3, 4), norm="forward", name=f"{name}-complex"))
+add(case(fft.fftn, normal(2, 3, 4), name="fftn-3d"), case(fft.fftn, normal(2, 3, 4), s=(4, 2), name="fftn-s-last"))
+for fn in (fft.rfft, fft.ihfft):
+    name = fn.__name__
+    add(case(fn, normal(8), name=name), case(fn, normal(7), name=f"{name}-odd"),
+        case(fn, normal(8), n=5, name=f"{name}-n-short"), case(fn, normal(5), n=8, name=f"{name}-n-long"),
+        case(fn, normal(6, 3), axis=0, norm="ortho", name=f"{name}-axis"),
+        case(fn, normal(6), norm="forward", name=f"{name}-forward"))
+for fn in (fft.irfft, fft.hfft):
+    name = fn.__name__
+    add(case(fn, normal(5), name=name), case(fn, cnormal(5), name=f"{name}-complex"),
+        case(fn, cnormal(5), n=7, name=f"{name}-n-odd"), case(fn, cnormal(5), n=4, name=f"{name}-n-short"),
+        case(fn, cnormal(5), n=12, name=f"{name}-n-long"),
+        case(fn, cnormal(4, 3), axis=0, norm="ortho", name=f"{name}-axis"),
+        case(fn, cnormal(5), norm="forward", name=f"{name}-forward"))
+for fn in (fft.rfft2, fft.rfftn):
+    name = fn.__name__
+    add(case(fn, normal(4, 6), name=name), case(fn, normal(4, 5), s=(3, 7), name=f"{name}-s"),
+        case(fn, normal(3, 2, 4), axes=(0, 2), norm="ortho", name=f"{name}-axes"))
+for fn in (fft.irfft2, fft.irfftn):
+    name = fn.__name__
+    add(case(fn, normal(4, 3), name=name), case(fn, cnormal(4, 4), name=f"{name}-complex"),
+        case(fn, cnormal(4, 3), s=(3, 5), name=f"{name}-s"),
+        case(fn, cnormal(3, 2, 4), axes=(0, 2), norm="forward", name=f"{name}-axes"))
+add(case(np.real_if_close, normal(3), name="real_if_close"),
+    case(np.imag, normal(3), name="imag"), case(np.angle, away(4), name="angle"),
+    case(np.angle, away(4), deg=True, name="angle-deg"))
+for fn in (fft.fftshift, fft.ifftshift):
+    name = fn.__name__
+    add(case(fn, normal(5), name=name), case(fn, normal(4, 5), axes=0, name=f"{name}-axis"),
+        case(fn, cnormal(3, 5), name=f"{name}-complex"))
 
 # --- math module and builtins -----------------------------------------------------
 
@@ -444,6 +587,48 @@ def test_rule_matches_finite_differences(case):
         check_rule(case, seed)
 
 
+# --- complex values: the rules that hold for them, on complex versions of the cases above ---------------------
+
+REAL_ONLY = (np.fft.rfft, np.fft.rfft2, np.fft.rfftn, np.fft.ihfft)     # (NumPy refuses complex signals)
+
+
+def complexified(maker):
+    """A maker of complex values like those `maker` makes (float arrays and numbers get an imaginary part)."""
+    if not isinstance(maker, types.FunctionType):
+        return maker
+
+    def make(rng):
+        value, other = maker(rng), maker(rng)
+        if isinstance(value, list):
+            return [v + 0.3j * w if np.asarray(v).dtype.kind == "f" else v for v, w in zip(value, other)]
+        if isinstance(value, (float, np.ndarray)) and np.asarray(value).dtype.kind == "f":
+            return value + 0.3j * other
+        return value
+    return make
+
+
+def _first_of_each(cases):
+    seen = set()
+    return [c for c in cases if id(c.primitive) not in seen and not seen.add(id(c.primitive))]
+
+
+# the first case of each function whose rule holds for complex values, with complex values
+COMPLEX_CASES = [Case(c.primitive, tuple(map(complexified, c.args)), {k: complexified(v) for k, v in c.kwargs.items()},
+                      c.wrt, f"{_id(c)}-complex")
+                 for c in _first_of_each(c for c in CASES if complex_rule_for(c.primitive) is not None
+                                         and c.primitive not in REAL_ONLY
+                                         and not any(isinstance(a, type) for a in c.args))]
+COMPLEX_CASES += [case(np.absolute, cnormal(3, 4), name="absolute-complex-own"),
+                  case(np.imag, cnormal(3), name="imag-complex-own"), case(np.angle, cnormal(4), name="angle-complex"),
+                  case(np.angle, cnormal(4), deg=True, name="angle-complex-deg"),
+                  case(builtins.abs, cnormal(3), name="builtins.abs-complex")]
+
+
+@pytest.mark.parametrize("case", [_param(c) for c in COMPLEX_CASES])
+def test_complex_rule_matches_finite_differences(case):
+    check_rule(case, 0, complex_rule_for(case.primitive))
+
+
 def test_case_names_unique():
     names = [_id(c) for c in CASES]
     assert len(names) == len(set(names))
@@ -513,7 +698,7 @@ def test_nothing_is_both_rule_and_nondifferentiable():
 
 # --- the form of the templates ------------------------------------------------------
 
-OWN_MODULES = ["ufuncs", "reductions", "shapes", "linalg", "math_scalar"]
+OWN_MODULES = ["ufuncs", "reductions", "shapes", "linalg", "decompositions", "fft", "math_scalar"]
 OWN_RULES = [r for r in {id(r.template): r for r in _RULES.values()}.values()
              if r.template.__module__.rsplit(".", 1)[-1] in OWN_MODULES]
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from rule_harness import Case, random_like
 from tangent_harness import check_tangent, rule_jvp
-from test_rules import CASES, HAND_CHECKED, normal, with_zeros
+from test_rules import CASES, COMPLEX_CASES, HAND_CHECKED, normal, with_zeros
 
 from s2sgrad import runtime
 from s2sgrad.ir import primitives
@@ -55,6 +55,18 @@ HELPER_CASES = [
     case(runtime.matmul_grad_a, normal(3), normal(3, 4), normal(4), wrt=(0, 2), name="matmul_grad_a-vector"),
     case(runtime.matmul_grad_b, normal(3, 5), normal(3, 4), normal(4, 5), wrt=(0, 1), name="matmul_grad_b"),
     case(runtime.matmul_grad_b, normal(3), normal(3, 4), normal(4), wrt=(0, 1), name="matmul_grad_b-vector"),
+    case(runtime.fitted, normal(3, 5), np.zeros((3, 4)), [1], name="fitted"),
+    case(runtime.rfft_grad, lambda rng: rng.standard_normal(5) + 1j * rng.standard_normal(5), np.zeros(8),
+         name="rfft_grad"),
+    case(runtime.irfft_grad, normal(8), np.zeros(5, complex), name="irfft_grad"),
+    case(runtime.hfft_grad, normal(8), np.zeros(5, complex), name="hfft_grad"),
+    case(runtime.ihfft_grad, lambda rng: rng.standard_normal(5) + 1j * rng.standard_normal(5), np.zeros(8),
+         name="ihfft_grad"),
+    case(runtime.rfftn_grad, lambda rng: rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3)),
+         np.zeros((3, 4)), name="rfftn_grad"),
+    case(runtime.irfftn_grad, normal(3, 4), np.zeros((3, 3), complex), name="irfftn_grad"),
+    case(runtime.kron_grad_a, normal(6, 6), normal(2, 3), normal(3, 2), wrt=(0, 2), name="kron_grad_a"),
+    case(runtime.kron_grad_b, normal(6, 6), normal(2, 3), normal(3, 2), wrt=(0, 1), name="kron_grad_b"),
     case(runtime.tensordot_grad_a, normal(3, 5), normal(3, 4), normal(4, 5), 1, wrt=(0, 2),
          name="tensordot_grad_a"),
     case(runtime.tensordot_grad_b, normal(3, 5), normal(3, 4), normal(4, 5), 1, wrt=(0, 1),
@@ -127,6 +139,14 @@ def test_tangent_matches_finite_differences(case):
         check_tangent(case.primitive, args, kwargs, case.wrt, seed)
 
 
+@pytest.mark.parametrize("case", [pytest.param(c, id=_id(c)) for c in COMPLEX_CASES])
+def test_tangent_of_complex_values_matches_finite_differences(case):
+    """Forward mode does not know dtypes: a tangent rule of a function complex values may reach holds for them."""
+    rng = np.random.default_rng(100)
+    args, kwargs = case.values(rng)
+    check_tangent(case.primitive, args, kwargs, case.wrt, 0)
+
+
 # --- coverage -------------------------------------------------------------------------------------------
 
 def test_every_adjoint_rule_has_a_tangent_twin():
@@ -151,7 +171,13 @@ def test_every_runtime_helper_is_differentiable_or_constant():
                 "at_copy", "written_copy",       # (NumPy's in-place functions without a rule: refused where active)
                 "replay",                        # read back as swap_random_state calls
                 "derivative_vjp", "derivative_jvp",   # refused by forward mode, with their own message
-                "format_string"}                 # an f-string: no derivative flows through its text (refused)
+                "format_string",                 # an f-string: no derivative flows through its text (refused)
+                # adjoints and tangents of decompositions: forward over them is refused as having no rule
+                "eigh_grad", "eigh_tangent", "eig_grad", "eig_tangent", "eigvals_grad", "eigvals_tangent",
+                "cholesky_grad", "cholesky_tangent", "svd_grad", "svd_tangent", "pinv_grad", "pinv_tangent",
+                "matrix_power_grad", "matrix_power_tangent", "tensorinv_grad", "tensorinv_tangent",
+                "tensorsolve_grad_a", "tensorsolve_grad_b", "tensorsolve_tangent", "multi_dot_grad",
+                "multi_dot_tangent", "cross_grad", "vector_norm_grad"}
     unknown = [name for name in runtime.__all__ if name not in internal
                and tangent_rule_for(getattr(runtime, name)) is None and not is_nondifferentiable(getattr(runtime, name))]
     assert not unknown, f"runtime helpers with neither a tangent rule nor a nondifferentiable mark: {unknown}"

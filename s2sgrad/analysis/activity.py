@@ -31,6 +31,7 @@ from ..ir.nodes import Assign, Const, Function, Global, If, Op, Var, While, assi
 from ..rules import is_nondifferentiable, rule_for
 from ..rules.builtins import SEQUENCE_RESULTS
 from ..rules.nondifferentiable import value_arguments
+from ..rules.registry import complex_rule_for
 from .dataflow import Forward, names
 from .dtypes import Dtypes, is_real
 from .shapes import Shapes
@@ -48,7 +49,7 @@ class Fields:
 SEQ_MAKERS = {primitives.make_list, primitives.make_tuple, primitives.list_append, primitives.seq_setitem,
               primitives.seq_concat, primitives.seq_repeat, runtime.make_dict, runtime.dict_without,
               runtime.dict_values, runtime.dict_items, runtime.unpack_starred, runtime.unpack_filled, runtime.bind_call,
-              np.linalg.slogdet,              # (functions with a rule whose result is a tuple or list)
+              np.linalg.slogdet, np.linalg.eigh, np.linalg.eig,  # (rules whose result is a tuple or list)
               runtime.new_record, runtime.with_field, runtime.as_named} | SEQUENCE_RESULTS
 NONE_KIND = "none"
 
@@ -163,10 +164,31 @@ def boolean_result(fn: Function, analysis: Analysis):
     return None
 
 
-def first_complex_active(block: list, analysis: Analysis):
-    """The first statement (in program order) that makes an active value complex, where dtypes know it."""
-    for stmt in assignments(block):
-        if stmt.target in analysis.active and analysis.dtypes.is_complex(stmt.target):
+STRUCTURAL = {primitives.make_tuple, primitives.make_list, primitives.seq_getitem}
+COMPLEX_OF_REAL = {np.linalg.eig, np.linalg.eigvals}     # (complex results of real arguments, dtypes unknown)
+
+
+def complex_result(fn: Function, analysis: Analysis):
+    """The statement computing `fn`'s result if dtypes know it is complex (a gradient needs a real output)."""
+    result = fn.result
+    if analysis.dtypes is None or not isinstance(result, Var) or not analysis.dtypes.is_complex(result.name):
+        return None
+    return next((s for s in fn.body if isinstance(s, Assign) and s.target == result.name), fn)
+
+
+def first_complex_without_rule(block: list, analysis: Analysis):
+    """The first statement (in program order) that calls, on complex values where dtypes know them, a function
+    whose rule is not known to hold for complex values (see `rules.registry.complex_adjoint`). Where some
+    active value is known to be complex, a value of unknown dtype may be complex too."""
+    dtypes = analysis.dtypes
+    calls = [s for s in assignments(block) if s.target in analysis.active and isinstance(s.value, Op)
+             and s.value.fn not in STRUCTURAL]
+    has_complex = any(dtypes.is_complex(name) for name in analysis.active) \
+        or any(s.value.fn in COMPLEX_OF_REAL for s in calls)
+    for stmt in calls:
+        target, value = stmt.target, stmt.value
+        if (dtypes.touches_complex(target, value) or has_complex and dtypes.unknown(target, value)) \
+                and complex_rule_for(value.fn) is None:
             return stmt
     return None
 
@@ -244,10 +266,16 @@ def _seq_form(op: Op, kinds):
     return None
 
 
+def _svd_tuple(op: Op) -> bool:
+    """Is `op` ``np.linalg.svd(a, ...)`` returning ``(u, s, vh)``? (With ``compute_uv=False``: `s` alone.)"""
+    flag = op.kwargs.get("compute_uv", op.args[2] if len(op.args) > 2 else None)
+    return op.fn is np.linalg.svd and not (isinstance(flag, Const) and not flag.value)
+
+
 def _op_kind(op: Op, kinds) -> str:
     if op.fn is runtime.read_after_loop:
         return _atom_kind(op.args[0], kinds)
-    if op.fn in SEQ_MAKERS or _seq_form(op, kinds) is not None:
+    if op.fn in SEQ_MAKERS or _svd_tuple(op) or _seq_form(op, kinds) is not None:
         return SEQ
     if op.fn in (operator.getitem, primitives.seq_getitem, primitives.attribute):
         return UNKNOWN if _atom_kind(op.args[0], kinds) != TENSOR else TENSOR

@@ -49,6 +49,10 @@ REDUCTIONS = {np.sum, np.mean, np.max, np.min, np.prod, np.amax, np.amin, np.std
 ALLOCATIONS = {np.zeros, np.ones, np.empty}
 SAME_DTYPE = {np.transpose, np.reshape, np.ravel, np.squeeze, np.expand_dims, np.copy, np.negative,
               np.zeros_like, np.ones_like, np.empty_like, np.atleast_1d, np.atleast_2d}
+FFT_COMPLEX = {np.fft.fft, np.fft.ifft, np.fft.fft2, np.fft.ifft2, np.fft.fftn, np.fft.ifftn, np.fft.rfft,
+               np.fft.rfft2, np.fft.rfftn, np.fft.ihfft}
+FFT_REAL = {np.fft.irfft, np.fft.irfft2, np.fft.irfftn, np.fft.hfft}
+REAL_PARTS = {np.real, np.imag, np.angle}
 SIZES = {np.shape, builtins.len, np.ndim, np.size}
 HOLDERS = {builtins.range, primitives.make_tuple, primitives.make_list}
 JOINED = {primitives.seq_concat, primitives.seq_repeat}       # lists and tuples added or repeated
@@ -102,8 +106,16 @@ class Dtypes(Forward):
         return all(is_real(d) for d in self.facts.values())
 
     def is_complex(self, name: str) -> bool:
-        d = self.facts.get(name)
-        return d is complex or isinstance(d, np.dtype) and d.kind == "c"
+        return _complex(self.facts.get(name))
+
+    def touches_complex(self, target: str, op: Op) -> bool:
+        """Does the call `target = op` have a complex argument or result?"""
+        return self.is_complex(target) or any(_complex(self.of(a)) for a in [*op.args, *op.kwargs.values()])
+
+    def unknown(self, target: str, op: Op) -> bool:
+        """Is the dtype of the result of `target = op`, or of one of its arguments, not known (it may be complex)?"""
+        return self.facts.get(target) is None or any(self.of(a) is None for a in [*op.args, *op.kwargs.values()]
+                                                    if isinstance(a, Var))
 
     # ---------------------------------------------------------------- rules
 
@@ -136,6 +148,13 @@ class Dtypes(Forward):
             return _dtype_argument(op.args[1], op)
         if fn is np.where and len(args) == 3 and not kwargs:
             return _resolve(np.add, args[1:])
+        if (fn in FFT_COMPLEX or fn in FFT_REAL or fn in REAL_PARTS) and args and isinstance(args[0], np.dtype):
+            part = np.empty(0, args[0]).real.dtype
+            if fn in FFT_COMPLEX:
+                return np.result_type(args[0], np.complex64)
+            return part if fn in (np.real, np.imag) else np.result_type(part, np.float32)
+        if fn in (np.fft.fftshift, np.fft.ifftshift) and args:
+            return args[0]
         if fn in SIZES or (fn in HOLDERS or fn in JOINED) and all(is_real(a) for a in args):
             return REAL
         if fn is builtins.float and len(args) == 1 and is_real(args[0]):
@@ -158,9 +177,15 @@ class Dtypes(Forward):
         return same(a, b)
 
 
+def _complex(descriptor) -> bool:
+    return descriptor is complex or isinstance(descriptor, np.dtype) and descriptor.kind == "c"
+
+
 def _join(a, b):
     if same(a, b):
         return a
+    if _complex(a) and _complex(b):            # (a Python complex and a NumPy one: the wider NumPy dtype)
+        return np.result_type(*[np.complex128 if d is complex else d for d in (a, b)])
     return REAL if is_real(a) and is_real(b) else None
 
 

@@ -27,6 +27,7 @@ import numpy as np
 
 from .. import guards
 from ..analysis.activity import INT, SCALAR, TENSOR
+from ..analysis.dtypes import dtype_of
 from ..analysis.randomness import generators
 from ..errors import NoDerivativeRule, NonScalarOutput, S2SGradError, WrtError, derivative_call_refusal
 from ..frontend.lower import lower_function
@@ -38,6 +39,7 @@ from ..runtime import random_state, rebuilt
 from ..runtime.records import fields, is_differentiable, is_record, record_complete
 from ..transforms.forward import tangent_hint
 from .generation import (
+    DIFFERENTIATED,
     call_values,
     check_differentiable,
     dot_hint,
@@ -300,7 +302,9 @@ def _plan(spec: Spec, term: Term, values: list | None):
     else:
         mode = "grad" if term.seed == ONE else "vjp"
         options = {"checkpoint": spec.checkpoint} if spec.checkpoint is not None else {}
-        fn = generated(spec.f, list(term.free), mode, tuple(kinds) if x is not None else (), **options)
+        options["optimize"] = DIFFERENTIATED
+        dtypes = tuple(map(dtype_of, x)) + ((None,) if mode == "vjp" else ()) if x is not None else None
+        fn = generated(spec.f, list(term.free), mode, tuple(kinds) if x is not None else (), dtypes=dtypes, **options)
         seed = 1.0 if term.seed == ONE else (_direction(values, term.seed) if x is not None else None)
         kinds.append(SCALAR if term.seed == ONE else (kind_of(seed) if x is not None else TENSOR))
         if call is not None:

@@ -23,6 +23,7 @@ from typing import Callable
 import numpy as np
 
 from ..analysis.activity import SCALAR, TENSOR
+from ..analysis.dtypes import dtype_of
 from ..errors import S2SGradError, WrtError
 from ..ir.names import identifier
 from ..pipeline.driver import kind_of
@@ -39,6 +40,7 @@ from .derivatives import (
     transform,
 )
 from .generation import (
+    DIFFERENTIATED,
     call_values,
     check_differentiable,
     dot_hint,
@@ -125,9 +127,9 @@ def _tangents(f, targets, names: list, values: list, given: tuple) -> list:
     return [tuple(by_name[n]) if isinstance(by_name[n], list) else by_name[n] for n in names]
 
 
-def _hvp_function(f, names: list[str], kinds: tuple, verbose: bool):
+def _hvp_function(f, names: list[str], kinds: tuple, verbose: bool, dtypes: tuple | None = None):
     """Forward mode over the generated gradient: ``name(*args, seed, *directions) -> (gradient, H @ direction)``."""
-    gradient = generated(f, names, "grad", kinds)
+    gradient = generated(f, names, "grad", kinds, dtypes=dtypes, optimize=DIFFERENTIATED)
     return forward_generated(gradient, names, kinds + (SCALAR,), verbose, dot_hint,
                              identifier(f"hvp_{f.__name__}_{'_'.join(names)}"))
 
@@ -154,7 +156,7 @@ def hvp(f: Callable | None = None, wrt=0, *, verbose: bool = False) -> Callable:
     def product(*args, **kwargs):
         args, direction = _split_last(args, "the direction v", f)
         values, kinds = _prepared(f, names, args, kwargs)
-        fn = _hvp_function(f, names, kinds, verbose)
+        fn = _hvp_function(f, names, kinds, verbose, tuple(map(dtype_of, values)))
         _, out = fn(*values, 1.0, *(direction if many else (direction,)))
         refuse_complex(f, names, out)
         return (out,) if many and len(names) == 1 else out

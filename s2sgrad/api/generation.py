@@ -22,7 +22,7 @@ from ..errors import COMPLEX_HINT, Location, S2SGradError, SourceNotFound, Unsup
 from ..frontend.parse import call_signature, parse_function, refuse_cached
 from ..frontend.relower import is_generated
 from ..ir.names import base_name
-from ..optimizations import resolve
+from ..optimizations import ALL, resolve
 from ..pipeline.driver import GradientModule
 from ..pipeline.forward import ForwardModule
 from ..runtime import SparseGrad, rebuilt
@@ -170,6 +170,12 @@ def checked_options(options: dict) -> dict:
         raise S2SGradError("sparse=True needs the optimization 'symbolic_zeros': a zero made first is dense",
                            hint="add 'symbolic_zeros' to optimize=, or leave out sparse=True")
     return {"checkpoint": options.get("checkpoint"), "optimize": optimizations, "sparse": options.get("sparse", False)}
+
+
+# What the gradients that forward mode differentiates run (hvp, derivatives of derivatives): specialized on
+# dtypes (so complex values between real ones are followed), but with no row written in place, which forward
+# mode over them would see as a changed alias.
+DIFFERENTIATED = frozenset(ALL - {"rows_in_place"})
 
 
 def generated(f, wrt: list[str], mode: str, kinds: tuple = (), verbose: bool = False, dtypes: tuple | None = None,

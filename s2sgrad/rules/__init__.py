@@ -7,7 +7,9 @@ Importing this package registers every built-in rule.
 from . import (  # noqa: F401  (importing a table registers its rules)
     builtins,
     containers,
+    decompositions,
     dicts,
+    fft,
     linalg,
     math_scalar,
     nondifferentiable,

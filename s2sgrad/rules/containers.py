@@ -30,7 +30,7 @@ from ..runtime import (
     unstack,
     written,
 )
-from .registry import adjoint, d, tangent
+from .registry import adjoint, d, same_for_complex, tangent
 
 
 @adjoint(primitives.seq_getitem)
@@ -169,3 +169,6 @@ def scatter_extremum(y, a, indices, b):
 def scatter_extremum(y, a, indices, b):
     d[y] = (d[a] * (a == y) + add_at(np.zeros(np.shape(y)), indices, d[b] * (b == y[indices]))) \
         / extremum_ties(y, a, indices, b)
+
+
+same_for_complex(np.stack, np.array, np.asarray)        # (moves elements: linear)

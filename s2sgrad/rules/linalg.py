@@ -7,17 +7,26 @@ matrices too (the last two axes), as NumPy's do.
 import numpy as np
 
 from ..runtime import (
+    cross_grad,
     einsum_grad,
     einsum_tangent,
     grad_or_zeros,
+    kron_grad_a,
+    kron_grad_b,
     matmul_grad_a,
     matmul_grad_b,
+    multi_dot_grad,
+    multi_dot_tangent,
+    norm_grad,
+    svd_grad,
+    svd_tangent,
     tensordot_grad_a,
     tensordot_grad_b,
     unbroadcast,
     undiagonal,
+    vector_norm_grad,
 )
-from .registry import adjoint, d, tangent
+from .registry import adjoint, d, same_for_complex, tangent
 
 
 @adjoint(np.matmul)
@@ -186,6 +195,41 @@ if hasattr(np, "vecdot"):  # NumPy 2
     def linalg_tensordot(y, x1, x2, /, *, axes=2):
         d[y] = np.linalg.tensordot(d[x1], x2, axes=axes) + np.linalg.tensordot(x1, d[x2], axes=axes)
 
+    @adjoint(np.linalg.cross)
+    def linalg_cross(y, x1, x2, /, *, axis=-1):
+        d[x1] = cross_grad(d[y], x1, x2, -1, -1, -1, axis, "a")
+        d[x2] = cross_grad(d[y], x1, x2, -1, -1, -1, axis, "b")
+
+    @tangent(np.linalg.cross)
+    def linalg_cross(y, x1, x2, /, *, axis=-1):
+        d[y] = np.linalg.cross(d[x1], x2, axis=axis) + np.linalg.cross(x1, d[x2], axis=axis)
+
+    @adjoint(np.linalg.vector_norm)
+    def vector_norm(y, x, /, *, axis=None, keepdims=False, ord=2):
+        d[x] = vector_norm_grad(d[y], y, x, axis, keepdims, ord)
+
+    @tangent(np.linalg.vector_norm)
+    def vector_norm(y, x, /, *, axis=None, keepdims=False, ord=2):
+        d[y] = np.sum(vector_norm_grad(np.ones_like(y), y, x, axis, keepdims, ord) * d[x], axis=axis,
+                      keepdims=keepdims)
+
+    @adjoint(np.linalg.matrix_norm)
+    def matrix_norm(y, x, /, *, keepdims=False, ord="fro"):
+        d[x] = norm_grad(d[y], y, x, ord, (-2, -1), keepdims)
+
+    @tangent(np.linalg.matrix_norm)
+    def matrix_norm(y, x, /, *, keepdims=False, ord="fro"):
+        d[y] = np.sum(norm_grad(np.ones_like(y), y, x, ord, (-2, -1), keepdims) * d[x], axis=(-2, -1),
+                      keepdims=keepdims)
+
+    @adjoint(np.linalg.svdvals)
+    def svdvals(y, x, /):
+        d[x] = svd_grad(d[y], y, x, False, False)
+
+    @tangent(np.linalg.svdvals)
+    def svdvals(y, x, /):
+        d[y] = svd_tangent(d[x], y, x, False, False)
+
     @adjoint(np.vecdot, np.linalg.vecdot)
     def vecdot(y, x1, x2, /, *, axis=-1):
         d[x1] = unbroadcast(np.expand_dims(d[y], axis) * x2, x1)
@@ -194,3 +238,51 @@ if hasattr(np, "vecdot"):  # NumPy 2
     @tangent(np.vecdot, np.linalg.vecdot)
     def vecdot(y, x1, x2, /, *, axis=-1):
         d[y] = np.vecdot(d[x1], x2, axis=axis) + np.vecdot(x1, d[x2], axis=axis)
+
+
+@adjoint(np.linalg.multi_dot)
+def multi_dot(y, arrays, *, out=None):
+    d[arrays] = multi_dot_grad(d[y], arrays)
+
+
+@tangent(np.linalg.multi_dot)
+def multi_dot(y, arrays, *, out=None):
+    d[y] = multi_dot_tangent(arrays, d[arrays])
+
+
+@adjoint(np.vdot)
+def vdot(y, a, b, /):
+    d[a] = np.reshape(d[y] * np.ravel(b), np.shape(a))
+    d[b] = np.reshape(d[y] * np.ravel(a), np.shape(b))
+
+
+@tangent(np.vdot)
+def vdot(y, a, b, /):
+    d[y] = np.vdot(d[a], b) + np.vdot(a, d[b])
+
+
+@adjoint(np.kron)
+def kron(y, a, b):
+    d[a] = kron_grad_a(d[y], a, b)
+    d[b] = kron_grad_b(d[y], a, b)
+
+
+@tangent(np.kron)
+def kron(y, a, b):
+    d[y] = np.kron(d[a], b) + np.kron(a, d[b])
+
+
+@adjoint(np.cross)
+def cross(y, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    d[a] = cross_grad(d[y], a, b, axisa, axisb, axisc, axis, "a")
+    d[b] = cross_grad(d[y], a, b, axisa, axisb, axisc, axis, "b")
+
+
+@tangent(np.cross)
+def cross(y, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    d[y] = np.cross(d[a], b, axisa, axisb, axisc, axis) + np.cross(a, d[b], axisa, axisb, axisc, axis)
+
+
+# Products and the inverse are holomorphic: their rules hold for complex values as written (no conjugates).
+same_for_complex(np.matmul, np.dot, np.inner, np.outer, np.tensordot, np.einsum, np.trace, np.kron,
+                 np.linalg.multi_dot, np.linalg.inv, np.linalg.solve, np.linalg.det)

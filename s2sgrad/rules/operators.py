@@ -7,7 +7,7 @@ import operator
 import numpy as np
 
 from ..runtime import matmul_grad_a, matmul_grad_b, scatter
-from .registry import adjoint, d, nondifferentiable, tangent
+from .registry import adjoint, d, nondifferentiable, same_for_complex, tangent
 from .tables import broadcasting
 
 broadcasting(operator.pow,                                                 # (b = 0: zero, also at a = 0)
@@ -41,3 +41,6 @@ nondifferentiable(
     operator.and_, operator.or_, operator.xor, operator.lshift, operator.rshift,
     operator.floordiv, operator.index,
 )
+
+
+same_for_complex(operator.matmul, operator.getitem)      # (bilinear, or moves elements: no conjugates)

@@ -7,7 +7,7 @@ are not in these signatures, so a call that passes them has no rule.
 import numpy as np
 
 from ..runtime import cumprod_grad, cumprod_tangent, divide_or_zero, norm_grad, product_of_others, unreduce
-from .registry import adjoint, d, tangent
+from .registry import adjoint, d, same_for_complex, tangent
 
 
 @adjoint(np.sum)
@@ -126,3 +126,6 @@ def bincount(y, x, /, weights=None, minlength=0):
 @tangent(np.bincount)
 def bincount(y, x, /, weights=None, minlength=0):
     d[y] = np.bincount(x, d[weights], minlength)
+
+
+same_for_complex(np.sum, np.mean, np.prod, np.cumsum)     # (linear, or holomorphic: see ufuncs)

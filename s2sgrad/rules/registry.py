@@ -129,6 +129,8 @@ def _key(primitive) -> int:
 _RULES: dict[int, Rule] = {}
 _TANGENT_ONLY: dict[int, Rule] = {}        # forward-mode rules of primitives that have no adjoint
 _NONDIFFERENTIABLE: dict[int, object] = {}
+_COMPLEX_ADJOINTS: dict[int, Rule] = {}   # rules for calls on complex values, where the real rule is not one
+_SAME_FOR_COMPLEX: set[int] = set()       # primitives whose rule holds for complex values as written
 _KEEPALIVE: list[object] = []
 
 
@@ -216,6 +218,37 @@ def tangent(*primitives: object) -> Callable[[Callable], Callable]:
         register_tangent(primitives, parse_template(template))
         return template
     return register
+
+
+def complex_adjoint(*primitives: object) -> Callable[[Callable], Callable]:
+    """Register the decorated template as the derivative rule of `primitives` where a call of one has complex
+    arguments or a complex result, or arguments of unknown dtypes (so it must hold for real ones too). A complex
+    value's adjoint is ``dL/dRe(z) - 1j * dL/dIm(z)`` (autograd's convention): a holomorphic function's rule
+    is its real rule, so only the others need one of these."""
+    def register(template: Callable) -> Callable:
+        rule = _checked(parse_template(template), primitives, "adjoint")
+        for primitive in primitives:
+            _KEEPALIVE.append(primitive)
+            _COMPLEX_ADJOINTS[id(primitive)] = dataclasses.replace(rule, primitive=primitive)
+        guards.invalidate_all()
+        return template
+    return register
+
+
+def same_for_complex(*primitives: object) -> None:
+    """Declare that the rules of `primitives` hold for complex values as written (holomorphic functions, and
+    linear maps with real coefficients: sums, reshapes, indexing)."""
+    for primitive in primitives:
+        _KEEPALIVE.append(primitive)
+        _SAME_FOR_COMPLEX.add(id(primitive))
+    guards.invalidate_all()
+
+
+def complex_rule_for(primitive: object) -> Rule | None:
+    """The derivative rule of a call of `primitive` on complex values, or None if none is known to hold."""
+    if _key(primitive) in _SAME_FOR_COMPLEX:
+        return rule_for(primitive)
+    return _COMPLEX_ADJOINTS.get(_key(primitive))
 
 
 def nondifferentiable(*primitives: object) -> None:

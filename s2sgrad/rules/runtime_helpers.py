@@ -25,11 +25,20 @@ from ..runtime import (
     divide_or_zero,
     einsum_grad,
     einsum_grad_tangent,
+    fitted,
     grad_or_zeros,
+    hfft_grad,
+    ihfft_grad,
+    irfft_grad,
+    irfftn_grad,
+    kron_grad_a,
+    kron_grad_b,
     matmul_grad_a,
     matmul_grad_b,
     product_of_others,
     product_of_others_tangent,
+    rfft_grad,
+    rfftn_grad,
     scatter,
     seq_scatter,
     seq_unrepeat,
@@ -59,7 +68,7 @@ from .registry import d, nondifferentiable, tangent
 # Results that carry no derivative: zeros, checks, empty stacks, what is kept of a value's shape.
 nondifferentiable(*[getattr(runtime, name) for name in ("zeros_like", "check_scalar", "assert_true", "Stack", "like",
                                                         "clip_choice", "linspace_fraction", "one_step",
-                                                        "extremum_ties")
+                                                        "extremum_ties", "transform_axes")
                     if hasattr(runtime, name)])
 
 
@@ -193,6 +202,51 @@ def matmul_grad_a(y, g, a, b):
 @tangent(matmul_grad_b)
 def matmul_grad_b(y, g, a, b):
     d[y] = matmul_grad_b(d[g], a, b) + matmul_grad_b(g, d[a], b)
+
+
+@tangent(fitted)
+def fitted(y, g, a, axes):
+    d[y] = fitted(d[g], a, axes)
+
+
+@tangent(rfft_grad)
+def rfft_grad(y, g, a, n=None, axis=-1, norm=None):
+    d[y] = rfft_grad(d[g], a, n, axis, norm)
+
+
+@tangent(irfft_grad)
+def irfft_grad(y, g, a, n=None, axis=-1, norm=None):
+    d[y] = irfft_grad(d[g], a, n, axis, norm)
+
+
+@tangent(hfft_grad)
+def hfft_grad(y, g, a, n=None, axis=-1, norm=None):
+    d[y] = hfft_grad(d[g], a, n, axis, norm)
+
+
+@tangent(ihfft_grad)
+def ihfft_grad(y, g, a, n=None, axis=-1, norm=None):
+    d[y] = ihfft_grad(d[g], a, n, axis, norm)
+
+
+@tangent(rfftn_grad)
+def rfftn_grad(y, g, a, s=None, axes=None, norm=None):
+    d[y] = rfftn_grad(d[g], a, s, axes, norm)
+
+
+@tangent(irfftn_grad)
+def irfftn_grad(y, g, a, s=None, axes=None, norm=None):
+    d[y] = irfftn_grad(d[g], a, s, axes, norm)
+
+
+@tangent(kron_grad_a)
+def kron_grad_a(y, g, a, b):
+    d[y] = kron_grad_a(d[g], a, b) + kron_grad_a(g, a, d[b])
+
+
+@tangent(kron_grad_b)
+def kron_grad_b(y, g, a, b):
+    d[y] = kron_grad_b(d[g], a, b) + kron_grad_b(g, d[a], b)
 
 
 @tangent(tensordot_grad_a)

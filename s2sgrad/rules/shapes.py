@@ -21,7 +21,7 @@ from ..runtime import (
     untake,
     untile,
 )
-from .registry import adjoint, d, tangent
+from .registry import adjoint, d, same_for_complex, tangent
 
 
 @adjoint(np.copy)
@@ -439,3 +439,8 @@ if hasattr(np, "matrix_transpose"):  # NumPy 2
     @tangent(np.linalg.diagonal)
     def linalg_diagonal(y, x, /, *, offset=0):
         d[y] = np.linalg.diagonal(d[x], offset=offset)
+
+
+same_for_complex(np.copy, np.reshape, np.ravel, np.squeeze, np.expand_dims, np.atleast_1d, np.atleast_2d, np.transpose,
+                 np.swapaxes, np.moveaxis, np.broadcast_to, np.concatenate, np.hstack, np.vstack, np.tile, np.repeat,
+                 np.flip, np.roll, np.diag, np.diagonal, np.triu, np.tril, np.take)   # (moves elements: linear)

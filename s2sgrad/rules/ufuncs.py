@@ -14,7 +14,7 @@ import operator
 import numpy as np
 
 from ..runtime import clip_choice, divide_or_zero, unbroadcast
-from .registry import adjoint, d, tangent
+from .registry import adjoint, complex_adjoint, d, same_for_complex, tangent
 from .tables import broadcasting, elementwise
 
 # --- exponentials and logarithms ---------------------------------------------
@@ -133,8 +133,25 @@ def mod(y, x1, x2):
 
 elementwise((np.negative, operator.neg), lambda g, y, x: -g)
 elementwise((np.positive, operator.pos), lambda g, y, x: g)
-elementwise((np.absolute, np.fabs, builtins.abs), lambda g, y, x: g * np.sign(x))   # np.abs is np.absolute
+elementwise(np.fabs, lambda g, y, x: g * np.sign(x))
 elementwise(np.conjugate, lambda g, y, x: np.conj(g))        # np.conj is np.conjugate
+
+
+@adjoint(np.absolute, builtins.abs)                           # np.abs is np.absolute
+def absolute(y, x):
+    d[x] = d[y] * np.sign(x)
+
+
+@tangent(np.absolute, builtins.abs)
+def absolute(y, x):
+    """Also of a complex `x`: ``Re(conj(x) dx) / |x|`` (0 at 0)."""
+    d[y] = divide_or_zero(np.real(np.conj(x) * d[x]), y)
+
+
+@complex_adjoint(np.absolute, builtins.abs)
+def absolute(y, x):
+    """Holds for real `x` too. (Not ``np.sign(x)``, which is constant only on the reals.)"""
+    d[x] = divide_or_zero(d[y] * np.conj(x), y)
 
 
 @adjoint(np.real)
@@ -145,6 +162,41 @@ def real(y, val):
 @tangent(np.real)
 def real(y, val):
     d[y] = np.real(d[val])
+
+
+@adjoint(np.real_if_close)
+def real_if_close(y, a, tol=100):
+    d[a] = d[y]
+
+
+@tangent(np.real_if_close)
+def real_if_close(y, a, tol=100):
+    """The real part where NumPy dropped the imaginary one."""
+    d[y] = np.real(d[a]) if np.isrealobj(y) else d[a]
+
+
+@adjoint(np.imag)
+def imag(y, val):
+    """Of a real `val`: zeros."""
+    d[val] = -(1j * d[y]) if np.iscomplexobj(val) else 0.0 * d[y]
+
+
+@tangent(np.imag)
+def imag(y, val):
+    d[y] = np.imag(d[val])
+
+
+@adjoint(np.angle)
+def angle(y, z, deg=False):
+    """Of a real `z`: zeros (0 or pi, piecewise)."""
+    d[z] = (-(1j * divide_or_zero(d[y] * np.conj(z), np.real(z * np.conj(z)))) if np.iscomplexobj(z)
+            else 0.0 * d[y]) * (180.0 / np.pi if deg else 1.0)
+
+
+@tangent(np.angle)
+def angle(y, z, deg=False):
+    """Also of a complex `z`: ``Im(conj(z) dz) / |z|**2`` (0 at 0)."""
+    d[y] = divide_or_zero(np.imag(np.conj(z) * d[z]), np.real(z * np.conj(z))) * (180.0 / np.pi if deg else 1.0)
 
 
 # --- selection: the gradient goes to the argument that was picked --------------
@@ -182,3 +234,12 @@ def clip(y, a, a_min=None, a_max=None, out=None, *, min=None, max=None):
     pick = clip_choice(a, a_min if min is None else min, a_max if max is None else max)
     d[y] = (d[a] * (pick == 0) + d[a_min] * (pick == 1) + d[a_max] * (pick == 2)
             + d[min] * (pick == 1) + d[max] * (pick == 2))
+
+
+# Holomorphic functions (and arithmetic) follow autograd's convention for a complex value's adjoint,
+# ``dL/dRe(z) - 1j * dL/dIm(z)``, as written: no conjugates.
+same_for_complex(np.exp, np.exp2, np.expm1, np.log, np.log2, np.log10, np.log1p, np.sqrt, np.square, np.reciprocal,
+                 np.power, operator.pow, np.sin, np.cos, np.tan, np.arcsin, np.arccos, np.arctan, np.sinh, np.cosh,
+                 np.tanh, np.arcsinh, np.arccosh, np.arctanh, np.add, operator.add, np.subtract, operator.sub,
+                 np.multiply, operator.mul, np.divide, operator.truediv, np.negative, operator.neg, np.positive,
+                 operator.pos, np.conjugate, np.real, np.real_if_close, np.imag, np.angle, np.where)

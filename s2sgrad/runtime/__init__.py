@@ -56,9 +56,36 @@ from .dicts import (
     make_dict,
 )
 from .elementwise import cast_tangent, clip_choice, uncast
+from .fft import fitted, hfft_grad, ihfft_grad, irfft_grad, irfftn_grad, rfft_grad, rfftn_grad, transform_axes
 from .gradients import Like, add_grads, complete, grad_or_zeros, like, zeros_like
 from .gradients import rebuilt as rebuilt  # (not in __all__, as RandomStates: for s2sgrad's own modules)
 from .indexing import scatter, seq_scatter
+from .linalg import (
+    cholesky_grad,
+    cholesky_tangent,
+    cross_grad,
+    eig_grad,
+    eig_tangent,
+    eigh_grad,
+    eigh_tangent,
+    eigvals_grad,
+    eigvals_tangent,
+    kron_grad_a,
+    kron_grad_b,
+    matrix_power_grad,
+    matrix_power_tangent,
+    multi_dot_grad,
+    multi_dot_tangent,
+    pinv_grad,
+    pinv_tangent,
+    svd_grad,
+    svd_tangent,
+    tensorinv_grad,
+    tensorinv_tangent,
+    tensorsolve_grad_a,
+    tensorsolve_grad_b,
+    tensorsolve_tangent,
+)
 from .random_states import RandomStates as RandomStates
 from .random_states import random_state, replay, swap_random_state
 from .records import (
@@ -80,6 +107,7 @@ from .reductions import (
     norm_grad,
     product_of_others,
     product_of_others_tangent,
+    vector_norm_grad,
 )
 from .selections import (
     default_grad,
@@ -139,7 +167,7 @@ __all__ = [
     "copy_state", "random_state", "replay", "swap_random_state", "derivative_vjp", "derivative_jvp", "unstack",
     "grad_or_zeros", "matmul_grad_a", "matmul_grad_b",
     "tensordot_grad_a", "tensordot_grad_b", "one_step", "einsum_grad", "unconcatenate", "untile", "unrepeat",
-    "undiagonal", "untake", "norm_grad", "divide_or_zero", "uncast", "cast_tangent", "clip_choice",
+    "undiagonal", "untake", "norm_grad", "vector_norm_grad", "divide_or_zero", "uncast", "cast_tangent", "clip_choice",
     "product_of_others", "product_of_others_tangent", "cumprod_grad", "cumprod_grad_tangent_y",
     "cumprod_grad_tangent_a", "cumprod_tangent",
     "linspace_fraction", "add_at", "subtract_at", "maximum_at", "minimum_at", "extremum_ties", "at_copy",
@@ -154,6 +182,11 @@ __all__ = [
     "extremum_shares", "extremum_grads", "extremum_tangent", "default_grad", "keyed_index", "keyed_extremum",
     "picked_grads", "sort_order", "sorted_by_keys", "unsorted_grads", "sorted_tangent", "listed_grads", "first_item",
     "product_grads", "product_grads_tangent", "product_tangent",
+    "eigh_grad", "eigh_tangent", "eig_grad", "eig_tangent", "eigvals_grad", "eigvals_tangent", "cholesky_grad",
+    "cholesky_tangent", "svd_grad", "svd_tangent", "pinv_grad", "pinv_tangent", "matrix_power_grad",
+    "matrix_power_tangent", "tensorinv_grad", "tensorinv_tangent", "tensorsolve_grad_a", "tensorsolve_grad_b",
+    "tensorsolve_tangent", "fitted", "transform_axes", "rfft_grad", "irfft_grad", "rfftn_grad", "irfftn_grad",
+    "hfft_grad", "ihfft_grad", "multi_dot_grad", "multi_dot_tangent", "kron_grad_a", "kron_grad_b", "cross_grad",
     # forward mode and higher order
     "broadcast_like", "stack_push", "stack_pop", "stack_pop_rows", "einsum_tangent", "einsum_grad_tangent",
 ]

@@ -152,3 +152,15 @@ def norm_grad(g, y, x, ord=None, axis=None, keepdims=False):
         hit = sums == y
         dm = np.sign(xm) * hit / hit.sum((-2, -1), keepdims=True)
     return np.moveaxis(g * dm, (-2, -1), axes)
+
+
+def vector_norm_grad(g, y, x, axis=None, keepdims=False, ord=2):
+    """The gradient of ``np.linalg.vector_norm(x, axis=axis, keepdims=keepdims, ord=ord)``: the axes of `axis`
+    (all of them for None) are one vector."""
+    x = np.asarray(x)
+    axes = _reduced(axis, x.ndim)
+    ends = tuple(range(x.ndim - len(axes), x.ndim))
+    moved = np.moveaxis(x, axes, ends)
+    lanes = np.reshape(moved, moved.shape[:x.ndim - len(axes)] + (-1,))
+    grad = norm_grad(np.reshape(g, lanes.shape[:-1]), np.reshape(y, lanes.shape[:-1]), lanes, ord, -1)
+    return np.moveaxis(np.reshape(grad, moved.shape), ends, axes)

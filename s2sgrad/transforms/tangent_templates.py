@@ -33,7 +33,7 @@ from .templates import Simplify, Substitute, bind, dotted, drop_dead, fold, is_n
 SUMS = {"add_grads"}
 # Calls that broadcast a zero in these positions: it is written as this constant.
 ZERO_FILLS = {"np.where": {1: 0.0, 2: 0.0}, "setitem": {2: 0.0},
-              "einsum_grad_tangent": {1: None, 4: None}}
+              "einsum_grad_tangent": {1: None, 4: None}, "tensorsolve_tangent": {0: None, 1: None}}
 
 
 @dataclass

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 
+from ...analysis.dtypes import is_real
 from ...errors import S2SGradError
 from ...frontend.functions import is_user_function
 from ...ir import primitives
@@ -23,6 +24,7 @@ from ...ir.syntax import noted
 from ...ir.syntax import origin as _origin
 from ...ir.syntax import store as _store
 from ...rules import rule_for
+from ...rules.registry import complex_rule_for
 from ..adjoint_templates import Contribution, expand
 from .adjoints import Adjoints, AdjointState
 from .assignments import Reuse, derivative_rule, merge_twins, rule_label
@@ -107,6 +109,10 @@ class BackwardSweep:
         if is_user_function(fn):
             return self.calls.backward(stmt, dtarget)
         rule = derivative_rule(stmt, self.calls.module, adjoints.is_active)
+        dtypes = self.analysis.dtypes
+        on_complex = dtypes is not None and dtypes.touches_complex(target, value)
+        if on_complex or dtypes is None or dtypes.unknown(target, value):     # (a complex rule holds for reals)
+            rule = complex_rule_for(fn) or rule
         out = []
         try:
             steps = expand(rule, value, target, dtarget, adjoints.is_active, self.names, self.analysis.shapes,
@@ -117,6 +123,8 @@ class BackwardSweep:
             raise type(error)(error.message, stmt.loc, error.hint) from None
         for step in merge_twins(steps) if self.merge_twins else steps:
             if isinstance(step, Contribution):
+                if on_complex and is_real(dtypes.of(step.atom)):      # a real value's adjoint is real
+                    step.expr = ast.Call(ast.Attribute(_name("np"), "real", ast.Load()), [step.expr], [])
                 out += self.batch(step) or adjoints.contribute(step.atom, self.reused(step.expr), origin)
             else:
                 out.append(_origin(self.reused(step), origin))
