@@ -94,6 +94,19 @@ HELPER_CASES += [
     case(runtime.cumprod_grad, normal(2, 3), normal(2, 3), lambda rng: rng.uniform(0.5, 1.5, (2, 3)), 1,
          wrt=(0, 1, 2), name="cumprod_grad-axis"),
 ]
+HELPER_CASES += [
+    case(runtime.undiff, normal(4, 3), 2, 0, name="undiff"),
+    case(runtime.ungradient, lambda rng: (rng.standard_normal((4, 3)), rng.standard_normal((4, 3))), np.zeros((4, 3)),
+         0.5, name="ungradient"),
+    case(runtime.unpad, normal(5, 6), np.zeros((3, 4)), ((1, 1), (2, 0)), "reflect", name="unpad"),
+    case(runtime.untake_along_axis, normal(3, 2), np.zeros((3, 4)), np.array([[0, 0], [3, 1], [2, 2]]), 1,
+         name="untake_along_axis"),
+    case(runtime.kron_parts, normal(4, 6), np.zeros((2, 3)), np.zeros((2, 2)), name="kron_parts"),
+    case(runtime.full_convolution, normal(4), np.zeros(6), np.zeros(3), "valid", name="full_convolution"),
+    case(runtime.weights_like, normal(3), np.zeros((3, 4)), 0, name="weights_like"),
+    case(runtime.unselect, normal(3, 4), [np.array([[True], [False], [True]]), np.array([True, True, False, False])],
+         [np.zeros((3, 4)), np.zeros(4)], name="unselect"),
+]
 ALL_CASES = CASES + HELPER_CASES
 
 
@@ -132,7 +145,8 @@ def test_every_runtime_helper_is_differentiable_or_constant():
                 "at_copy", "written_copy",       # (NumPy's in-place functions without a rule: refused where active)
                 "replay",                        # read back as swap_random_state calls
                 "derivative_vjp", "derivative_jvp",   # refused by forward mode, with their own message
-                "format_string"}                 # an f-string: no derivative flows through its text (refused)
+                "format_string",                 # an f-string: no derivative flows through its text (refused)
+                "scipy_special"}                 # a module, imported when first used: its functions have rules
     unknown = [name for name in runtime.__all__ if name not in internal
                and tangent_rule_for(getattr(runtime, name)) is None and not is_nondifferentiable(getattr(runtime, name))]
     assert not unknown, f"runtime helpers with neither a tangent rule nor a nondifferentiable mark: {unknown}"
@@ -147,7 +161,7 @@ def test_runtime_helpers_have_no_adjoint():
 # --- symbolic zeros ---------------------------------------------------------------------------------------
 
 NEEDS_ZEROS = {id(primitives.list_append), id(primitives.setitem), id(primitives.seq_setitem),
-               id(primitives.seq_concat), id(runtime.stack_push)}
+               id(primitives.seq_concat), id(runtime.stack_push), id(np.append), id(np.select)}
 
 
 def _zero_arithmetic(tree) -> list[str]:

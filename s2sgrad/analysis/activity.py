@@ -44,7 +44,9 @@ class Fields:
 
 SEQ_MAKERS = {primitives.make_list, primitives.make_tuple, primitives.list_append, primitives.seq_setitem,
               primitives.seq_concat, primitives.seq_repeat,
-              np.linalg.slogdet}              # (a function with a rule whose result is a tuple)
+              np.linalg.slogdet,              # (functions with a rule whose result is a tuple or a list)
+              np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit}
+SEQ_OR_TENSOR = {np.gradient}         # a tuple of arrays (several axes) or an array (one axis)
 NONE_KIND = "none"
 
 
@@ -242,6 +244,8 @@ def _seq_form(op: Op, kinds):
 def _op_kind(op: Op, kinds) -> str:
     if op.fn in SEQ_MAKERS or _seq_form(op, kinds) is not None:
         return SEQ
+    if op.fn in SEQ_OR_TENSOR:
+        return UNKNOWN
     if op.fn in (operator.getitem, primitives.seq_getitem):
         return UNKNOWN if _atom_kind(op.args[0], kinds) != TENSOR else TENSOR
     if callable(op.fn) and (rule_for(op.fn) or is_nondifferentiable(op.fn)):

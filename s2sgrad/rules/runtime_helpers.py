@@ -25,7 +25,9 @@ from ..runtime import (
     divide_or_zero,
     einsum_grad,
     einsum_grad_tangent,
+    full_convolution,
     grad_or_zeros,
+    kron_parts,
     matmul_grad_a,
     matmul_grad_b,
     product_of_others,
@@ -46,12 +48,18 @@ from ..runtime import (
     uncast,
     unconcatenate,
     undiagonal,
+    undiff,
+    ungradient,
+    unpad,
     unreduce,
     unrepeat,
+    unselect,
     unsort,
     unstack,
     untake,
+    untake_along_axis,
     untile,
+    weights_like,
     written,
 )
 from .registry import d, nondifferentiable, tangent
@@ -59,7 +67,7 @@ from .registry import d, nondifferentiable, tangent
 # Results that carry no derivative: zeros, checks, empty stacks, what is kept of a value's shape.
 nondifferentiable(*[getattr(runtime, name) for name in ("zeros_like", "check_scalar", "assert_true", "Stack", "like",
                                                         "clip_choice", "linspace_fraction", "one_step",
-                                                        "extremum_ties")
+                                                        "extremum_ties", "median_weights")
                     if hasattr(runtime, name)])
 
 
@@ -246,3 +254,45 @@ def seq_unwritten(y, g, xs, index, value):
 @tangent(seq_unrepeat)
 def seq_unrepeat(y, g, xs):
     d[y] = seq_unrepeat(d[g], xs)
+
+
+# --- the transposes of NumPy's linear Python functions (runtime.transposes), and np.average's weights --------
+
+@tangent(undiff)
+def undiff(y, g, n, axis):
+    d[y] = undiff(d[g], n, axis)
+
+
+@tangent(ungradient)
+def ungradient(y, g, f, *varargs, axis=None, edge_order=1):
+    d[y] = ungradient(d[g], f, *varargs, axis=axis, edge_order=edge_order)
+
+
+@tangent(unpad)
+def unpad(y, g, array, pad_width, mode="constant"):
+    d[y] = unpad(d[g], array, pad_width, mode)
+
+
+@tangent(untake_along_axis)
+def untake_along_axis(y, g, arr, indices, axis):
+    d[y] = untake_along_axis(d[g], arr, indices, axis)
+
+
+@tangent(kron_parts)
+def kron_parts(y, g, a, b):
+    d[y] = kron_parts(d[g], a, b)
+
+
+@tangent(full_convolution)
+def full_convolution(y, g, a, v, mode="full"):
+    d[y] = full_convolution(d[g], a, v, mode)
+
+
+@tangent(unselect)
+def unselect(y, g, condlist, choicelist):
+    d[y] = unselect(d[g], condlist, choicelist)
+
+
+@tangent(weights_like)
+def weights_like(y, weights, a, axis=None):
+    d[y] = weights_like(d[weights], a, axis)

@@ -5,7 +5,8 @@ of the package does one job: the stack of primal values (`stacks`), gradients of
 (`gradients`, `sparse`), broadcasting undone (`arrays`), reads and writes by index (`indexing`, `writes`,
 `sequences`), the lowered form's control flow (`control`), checkpointed loops (`checkpoints`) and random
 states (`random_states`), calls of s2sgrad's own derivatives (`derivatives`), and the helpers of the
-derivative rules (`contractions`, `shapes`, `reductions`, `elementwise`).
+derivative rules (`contractions`, `shapes`, `reductions`, `elementwise`, `transposes`, and `libraries`: optional
+libraries such as SciPy, imported when first used).
 
     >>> import numpy as np
     >>> s = Stack()
@@ -36,6 +37,7 @@ from .elementwise import cast_tangent, clip_choice, uncast
 from .gradients import Like, add_grads, complete, grad_or_zeros, like, zeros_like
 from .gradients import rebuilt as rebuilt  # (not in __all__, as RandomStates: for s2sgrad's own modules)
 from .indexing import scatter, seq_scatter
+from .libraries import scipy_special
 from .random_states import RandomStates as RandomStates
 from .random_states import random_state, replay, swap_random_state
 from .reductions import (
@@ -44,9 +46,11 @@ from .reductions import (
     cumprod_grad_tangent_y,
     cumprod_tangent,
     divide_or_zero,
+    median_weights,
     norm_grad,
     product_of_others,
     product_of_others_tangent,
+    weights_like,
 )
 from .sequences import (
     list_append,
@@ -72,6 +76,7 @@ from .shapes import (
 )
 from .sparse import SparseGrad, densify
 from .stacks import Stack, stack_pop, stack_pop_rows, stack_push
+from .transposes import full_convolution, kron_parts, undiff, ungradient, unpad, unselect, untake_along_axis
 from .writes import add_at, at_copy, extremum_ties, maximum_at, minimum_at, setitem, subtract_at, written, written_copy
 
 __all__ = [
@@ -86,7 +91,9 @@ __all__ = [
     "product_of_others", "product_of_others_tangent", "cumprod_grad", "cumprod_grad_tangent_y",
     "cumprod_grad_tangent_a", "cumprod_tangent",
     "linspace_fraction", "add_at", "subtract_at", "maximum_at", "minimum_at", "extremum_ties", "at_copy",
-    "written_copy", "as_column", "unsort", "sorted_like",
+    "written_copy", "as_column", "unsort", "sorted_like", "scipy_special",
+    "median_weights", "weights_like", "undiff", "ungradient", "unpad", "untake_along_axis", "kron_parts",
+    "full_convolution", "unselect",
     # forward mode and higher order
     "broadcast_like", "stack_push", "stack_pop", "stack_pop_rows", "einsum_tangent", "einsum_grad_tangent",
 ]

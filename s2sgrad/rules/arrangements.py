@@ -1,0 +1,287 @@
+"""Rules for NumPy's functions written in Python that move, cut, pad, pick or combine elements linearly:
+``np.split`` and its kin, ``rot90``, ``rollaxis``, ``diff``, ``gradient``, ``pad``, ``append``,
+``take_along_axis``, ``partition``, ``select``, ``kron``, ``cross``, ``convolve``, ``correlate``,
+``polyval``, ``interp`` and ``nan_to_num``.
+
+NumPy's own Python functions are never transformed as the user's code; these rules are
+what makes them differentiable. A keyword the template does not take (``np.diff``'s
+`prepend`, ``np.interp``'s `period`) leaves a call without a rule: it is refused where a
+derivative flows through it.
+"""
+import numpy as np
+
+from ..runtime import (
+    complete,
+    full_convolution,
+    kron_parts,
+    unbroadcast,
+    undiff,
+    ungradient,
+    unpad,
+    unselect,
+    untake_along_axis,
+)
+from .registry import adjoint, d, no_derivative, tangent
+
+# --- cutting into pieces: the pieces' gradients joined back (a piece nothing flowed into is zeros) ------
+
+
+@adjoint(np.split, np.array_split)
+def split(y, ary, indices_or_sections, axis=0):
+    d[ary] = np.concatenate(complete(d[y], y), axis)
+
+
+@tangent(np.split, np.array_split)
+def split(y, ary, indices_or_sections, axis=0):
+    d[y] = np.array_split(d[ary], indices_or_sections, axis)
+
+
+@adjoint(np.hsplit)
+def hsplit(y, ary, indices_or_sections):
+    d[ary] = np.concatenate(complete(d[y], y), 1 if np.ndim(ary) > 1 else 0)
+
+
+@tangent(np.hsplit)
+def hsplit(y, ary, indices_or_sections):
+    d[y] = np.hsplit(d[ary], indices_or_sections)
+
+
+@adjoint(np.vsplit)
+def vsplit(y, ary, indices_or_sections):
+    d[ary] = np.concatenate(complete(d[y], y), 0)
+
+
+@tangent(np.vsplit)
+def vsplit(y, ary, indices_or_sections):
+    d[y] = np.vsplit(d[ary], indices_or_sections)
+
+
+@adjoint(np.dsplit)
+def dsplit(y, ary, indices_or_sections):
+    d[ary] = np.concatenate(complete(d[y], y), 2)
+
+
+@tangent(np.dsplit)
+def dsplit(y, ary, indices_or_sections):
+    d[y] = np.dsplit(d[ary], indices_or_sections)
+
+
+# --- moving axes and elements ------------------------------------------------------------------------
+
+
+@adjoint(np.rot90)
+def rot90(y, m, k=1, axes=(0, 1)):
+    d[m] = np.rot90(d[y], -k, axes)
+
+
+@tangent(np.rot90)
+def rot90(y, m, k=1, axes=(0, 1)):
+    d[y] = np.rot90(d[m], k, axes)
+
+
+@adjoint(np.rollaxis)
+def rollaxis(y, a, axis, start=0):
+    """``rollaxis`` moves `axis` to before `start`: to ``start - 1`` if it was before it."""
+    source = axis % np.ndim(a)
+    begin = start + np.ndim(a) if start < 0 else start
+    d[a] = np.moveaxis(d[y], begin - 1 if source < begin else begin, source)
+
+
+@tangent(np.rollaxis)
+def rollaxis(y, a, axis, start=0):
+    d[y] = np.rollaxis(d[a], axis, start)
+
+
+@adjoint(np.append)
+def append(y, arr, values, axis=None):
+    """With no axis both are flattened first."""
+    n = np.size(arr) if axis is None else np.shape(arr)[axis]
+    d[arr] = np.reshape(np.take(d[y], np.arange(n), axis), np.shape(arr))
+    d[values] = np.reshape(np.take(d[y], np.arange(n, np.shape(y)[0 if axis is None else axis]), axis),
+                           np.shape(values))
+
+
+@tangent(np.append)
+def append(y, arr, values, axis=None):
+    d[y] = np.append(d[arr], d[values], axis)
+
+
+@adjoint(np.take_along_axis)
+def take_along_axis(y, arr, indices, axis=-1):
+    d[arr] = untake_along_axis(d[y], arr, indices, axis)
+
+
+@tangent(np.take_along_axis)
+def take_along_axis(y, arr, indices, axis=-1):
+    d[y] = np.take_along_axis(d[arr], indices, axis)
+
+
+@adjoint(np.partition)
+def partition(y, a, kth, axis=-1, kind="introselect", order=None):
+    """Each value's gradient goes back to the element ``np.argpartition`` puts there (one of equal values)."""
+    d[a] = untake_along_axis(d[y], a, np.argpartition(a, kth, axis=axis), axis)
+
+
+@tangent(np.partition)
+def partition(y, a, kth, axis=-1, kind="introselect", order=None):
+    d[y] = np.take_along_axis(d[a], np.argpartition(a, kth, axis=axis), axis)
+
+
+@adjoint(np.select)
+def select(y, condlist, choicelist, default=0):
+    """Each element's gradient goes to the first choice whose condition holds there, else to the default."""
+    parts = unselect(d[y], condlist, choicelist)
+    d[choicelist] = parts[:-1]
+    d[default] = unbroadcast(parts[-1], default)
+
+
+@tangent(np.select)
+def select(y, condlist, choicelist, default=0):
+    d[y] = np.select(condlist, complete(d[choicelist], choicelist), d[default])
+
+
+# --- linear combinations of neighbours ------------------------------------------------------------------
+
+
+@adjoint(np.diff)
+def diff(y, a, n=1, axis=-1):
+    """(`prepend` and `append` are not in the signature: a call passing them has no rule.)"""
+    d[a] = undiff(d[y], n, axis)
+
+
+@tangent(np.diff)
+def diff(y, a, n=1, axis=-1):
+    d[y] = np.diff(d[a], n, axis)
+
+
+@adjoint(np.gradient)
+def gradient(y, f, *varargs, axis=None, edge_order=1):
+    """Linear in f: the transpose along each axis (`ungradient`); the spacings are constants."""
+    d[f] = ungradient(d[y], f, *varargs, axis=axis, edge_order=edge_order)
+
+
+@tangent(np.gradient)
+def gradient(y, f, *varargs, axis=None, edge_order=1):
+    d[y] = np.gradient(d[f], *varargs, axis=axis, edge_order=edge_order)
+
+
+@adjoint(np.pad)
+def pad(y, array, pad_width, mode="constant"):
+    """The modes that copy elements (constant zeros, edge, reflect, symmetric, wrap); `constant_values` and
+    the other modes' keywords are not in the signature."""
+    d[array] = unpad(d[y], array, pad_width, mode)
+
+
+@tangent(np.pad)
+def pad(y, array, pad_width, mode="constant"):
+    d[y] = np.pad(d[array], pad_width, mode)
+
+
+@adjoint(np.convolve)
+def convolve(y, a, v, mode="full"):
+    d[a] = np.correlate(full_convolution(d[y], a, v, mode), v, "valid")
+    d[v] = np.correlate(full_convolution(d[y], a, v, mode), a, "valid")
+
+
+@tangent(np.convolve)
+def convolve(y, a, v, mode="full"):
+    d[y] = np.convolve(d[a], v, mode) + np.convolve(a, d[v], mode)
+
+
+@adjoint(np.correlate)
+def correlate(y, a, v, mode="valid"):
+    """``correlate(a, v)`` is ``convolve(a, v[::-1])`` (real arrays)."""
+    d[a] = np.correlate(full_convolution(d[y], a, v, mode), np.flip(v), "valid")
+    d[v] = np.flip(np.correlate(full_convolution(d[y], a, v, mode), a, "valid"))
+
+
+@tangent(np.correlate)
+def correlate(y, a, v, mode="valid"):
+    d[y] = np.correlate(d[a], v, mode) + np.correlate(a, d[v], mode)
+
+
+@adjoint(np.kron)
+def kron(y, a, b):
+    d[a] = np.tensordot(kron_parts(d[y], a, b), b, np.ndim(b))
+    d[b] = np.tensordot(a, kron_parts(d[y], a, b), np.ndim(a))
+
+
+@tangent(np.kron)
+def kron(y, a, b):
+    d[y] = np.kron(d[a], b) + np.kron(a, d[b])
+
+
+@adjoint(np.cross)
+def cross(y, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """``<g, a x b> = <a, b x g> = <b, g x a>`` (3-vectors); `axis` stands for all three axes."""
+    d[a] = unbroadcast(np.cross(b, d[y], axisb if axis is None else axis, axisc if axis is None else axis,
+                                axisa if axis is None else axis), a)
+    d[b] = unbroadcast(np.cross(d[y], a, axisc if axis is None else axis, axisa if axis is None else axis,
+                                axisb if axis is None else axis), b)
+
+
+@tangent(np.cross)
+def cross(y, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    d[y] = np.cross(d[a], b, axisa, axisb, axisc, axis) + np.cross(a, d[b], axisa, axisb, axisc, axis)
+
+
+# --- polynomials and interpolation ----------------------------------------------------------------------
+
+
+@adjoint(np.polyval)
+def polyval(y, p, x):
+    """p is an array of coefficients, the highest power first."""
+    d[p] = np.ravel(d[y]) @ (np.expand_dims(np.ravel(x * np.ones_like(y)), -1) ** np.arange(np.size(p) - 1, -1, -1))
+    d[x] = unbroadcast(d[y] * np.polyval(np.polyder(p), x), x)
+
+
+@tangent(np.polyval)
+def polyval(y, p, x):
+    d[y] = np.polyval(d[p], x) + d[x] * np.polyval(np.polyder(p), x)
+
+
+@adjoint(np.interp)
+def interp(y, x, xp, fp, left=None, right=None):
+    """In x: the slope of the segment x lies in; at a knot, of the segment to its right, and 0 from the last
+    knot on and before the first (where the result is constant). In fp, left and right: the weights of the
+    linear interpolation. The knots xp are constants here (a derivative flowing into them is refused)."""
+    segment = np.clip(np.searchsorted(xp, x, side="right") - 1, 0, np.size(xp) - 2)
+    width = xp[segment + 1] - xp[segment]
+    inside = np.logical_and(x >= xp[0], x < xp[-1])
+    below = np.logical_and(x < xp[0], left is not None)
+    above = np.logical_and(x > xp[-1], right is not None)
+    kept = d[y] * np.logical_not(np.logical_or(below, above))
+    t = np.clip((x - xp[segment]) / width, 0.0, 1.0)
+    d[x] = d[y] * np.where(inside, (fp[segment + 1] - fp[segment]) / width, 0.0)
+    d[xp] = no_derivative("np.interp has no derivative rule in its knots xp")
+    d[fp] = np.bincount(np.ravel(segment), np.ravel(kept * (1.0 - t)), np.size(fp)) \
+        + np.bincount(np.ravel(segment + 1), np.ravel(kept * t), np.size(fp))
+    d[left] = np.sum(d[y] * below)
+    d[right] = np.sum(d[y] * above)
+
+
+@tangent(np.interp)
+def interp(y, x, xp, fp, left=None, right=None):
+    segment = np.clip(np.searchsorted(xp, x, side="right") - 1, 0, np.size(xp) - 2)
+    width = xp[segment + 1] - xp[segment]
+    inside = np.logical_and(x >= xp[0], x < xp[-1])
+    below = np.logical_and(x < xp[0], left is not None)
+    above = np.logical_and(x > xp[-1], right is not None)
+    t = np.clip((x - xp[segment]) / width, 0.0, 1.0)
+    d[y] = d[x] * np.where(inside, (fp[segment + 1] - fp[segment]) / width, 0.0) \
+        + np.logical_not(np.logical_or(below, above)) * ((1.0 - t) * d[fp][segment] + t * d[fp][segment + 1]) \
+        + d[left] * below + d[right] * above + no_derivative("np.interp has no derivative rule in its knots xp", d[xp])
+
+
+@adjoint(np.nan_to_num)
+def nan_to_num(y, x, copy=True, nan=0.0, posinf=None, neginf=None):
+    """The gradient passes where x is finite; a nan or an infinity takes the replacement's."""
+    d[x] = d[y] * np.isfinite(x)
+    d[nan] = np.sum(d[y] * np.isnan(x))
+    d[posinf] = np.sum(d[y] * np.isposinf(x))
+    d[neginf] = np.sum(d[y] * np.isneginf(x))
+
+
+@tangent(np.nan_to_num)
+def nan_to_num(y, x, copy=True, nan=0.0, posinf=None, neginf=None):
+    d[y] = d[x] * np.isfinite(x) + d[nan] * np.isnan(x) + d[posinf] * np.isposinf(x) + d[neginf] * np.isneginf(x)
