@@ -244,32 +244,38 @@ def polyval(y, p, x):
 def interp(y, x, xp, fp, left=None, right=None):
     """In x: the slope of the segment x lies in; at a knot, of the segment to its right, and 0 from the last
     knot on and before the first (where the result is constant). In fp, left and right: the weights of the
-    linear interpolation. The knots xp are constants here (a derivative flowing into them is refused)."""
-    segment = np.clip(np.searchsorted(xp, x, side="right") - 1, 0, np.size(xp) - 2)
-    width = xp[segment + 1] - xp[segment]
-    inside = np.logical_and(x >= xp[0], x < xp[-1])
-    below = np.logical_and(x < xp[0], left is not None)
-    above = np.logical_and(x > xp[-1], right is not None)
+    linear interpolation. The knots xp are constants here (a derivative flowing into them is refused);
+    `period` is not in the signature."""
+    knots = np.asarray(xp)
+    values = np.asarray(fp)
+    segment = np.clip(np.searchsorted(knots, x, side="right") - 1, 0, np.size(knots) - 2)
+    width = knots[segment + 1] - knots[segment]
+    below = np.logical_and(x < knots[0], left is not None)
+    above = np.logical_and(x > knots[-1], right is not None)
     kept = d[y] * np.logical_not(np.logical_or(below, above))
-    t = np.clip((x - xp[segment]) / width, 0.0, 1.0)
-    d[x] = d[y] * np.where(inside, (fp[segment + 1] - fp[segment]) / width, 0.0)
+    t = np.clip((x - knots[segment]) / width, 0.0, 1.0)
+    d[x] = d[y] * np.where(np.logical_and(x >= knots[0], x < knots[-1]),
+                           (values[segment + 1] - values[segment]) / width, 0.0)
     d[xp] = no_derivative("np.interp has no derivative rule in its knots xp")
-    d[fp] = np.bincount(np.ravel(segment), np.ravel(kept * (1.0 - t)), np.size(fp)) \
-        + np.bincount(np.ravel(segment + 1), np.ravel(kept * t), np.size(fp))
+    d[fp] = np.bincount(np.ravel(segment), np.ravel(kept * (1.0 - t)), np.size(values)) \
+        + np.bincount(np.ravel(segment + 1), np.ravel(kept * t), np.size(values))
     d[left] = np.sum(d[y] * below)
     d[right] = np.sum(d[y] * above)
 
 
 @tangent(np.interp)
 def interp(y, x, xp, fp, left=None, right=None):
-    segment = np.clip(np.searchsorted(xp, x, side="right") - 1, 0, np.size(xp) - 2)
-    width = xp[segment + 1] - xp[segment]
-    inside = np.logical_and(x >= xp[0], x < xp[-1])
-    below = np.logical_and(x < xp[0], left is not None)
-    above = np.logical_and(x > xp[-1], right is not None)
-    t = np.clip((x - xp[segment]) / width, 0.0, 1.0)
-    d[y] = d[x] * np.where(inside, (fp[segment + 1] - fp[segment]) / width, 0.0) \
-        + np.logical_not(np.logical_or(below, above)) * ((1.0 - t) * d[fp][segment] + t * d[fp][segment + 1]) \
+    knots = np.asarray(xp)
+    values = np.asarray(fp)
+    segment = np.clip(np.searchsorted(knots, x, side="right") - 1, 0, np.size(knots) - 2)
+    width = knots[segment + 1] - knots[segment]
+    below = np.logical_and(x < knots[0], left is not None)
+    above = np.logical_and(x > knots[-1], right is not None)
+    t = np.clip((x - knots[segment]) / width, 0.0, 1.0)
+    d[y] = d[x] * np.where(np.logical_and(x >= knots[0], x < knots[-1]),
+                           (values[segment + 1] - values[segment]) / width, 0.0) \
+        + np.logical_not(np.logical_or(below, above)) * ((1.0 - t) * np.asarray(d[fp])[segment]
+                                                         + t * np.asarray(d[fp])[segment + 1]) \
         + d[left] * below + d[right] * above + no_derivative("np.interp has no derivative rule in its knots xp", d[xp])
 
 

@@ -403,7 +403,8 @@ def multivariate_normal_logpdf(y, x, mean=None, cov=1, allow_singular=False):
         else (x - (0.0 if mean is None else mean)) / cov
     d[x] = -np.expand_dims(d[y], -1) * solved
     d[mean] = unbroadcast(np.expand_dims(d[y], -1) * solved, mean)
-    d[cov] = 0.5 * (np.einsum("...i,...j,...->ij", solved, solved, d[y]) - np.sum(d[y]) * np.linalg.inv(cov)) \
+    rows = np.reshape(solved, (-1, np.shape(solved)[-1]))
+    d[cov] = 0.5 * (np.transpose(rows) @ (np.reshape(d[y], (-1, 1)) * rows) - np.sum(d[y]) * np.linalg.inv(cov)) \
         if np.ndim(cov) == 2 else unbroadcast(0.5 * np.expand_dims(d[y], -1) * (solved ** 2 - 1.0 / cov), cov)
 
 
@@ -422,7 +423,8 @@ def multivariate_normal_pdf(y, x, mean=None, cov=1, allow_singular=False):
         else (x - (0.0 if mean is None else mean)) / cov
     d[x] = -np.expand_dims(d[y] * y, -1) * solved
     d[mean] = unbroadcast(np.expand_dims(d[y] * y, -1) * solved, mean)
-    d[cov] = 0.5 * (np.einsum("...i,...j,...->ij", solved, solved, d[y] * y)
+    rows = np.reshape(solved, (-1, np.shape(solved)[-1]))
+    d[cov] = 0.5 * (np.transpose(rows) @ (np.reshape(d[y] * y, (-1, 1)) * rows)
                     - np.sum(d[y] * y) * np.linalg.inv(cov)) if np.ndim(cov) == 2 \
         else unbroadcast(0.5 * np.expand_dims(d[y] * y, -1) * (solved ** 2 - 1.0 / cov), cov)
 
