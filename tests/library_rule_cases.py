@@ -104,6 +104,25 @@ add(
     case(np.nan_to_num, lambda rng: np.array([1.5, np.nan, -np.inf, 0.3, np.inf, np.nan]),
          wrt=(0, "nan", "posinf", "neginf"), nan=scalar(), posinf=scalar(), neginf=scalar(), name="nan_to_num-values"),
 )
+WITH_NANS = lambda rng: np.where(rng.uniform(size=(3, 4)) < 0.3, np.nan, rng.standard_normal((3, 4)))  # noqa: E731
+add(case(np.ptp, normal(5), name="ptp"), case(np.ptp, normal(3, 4), 1, keepdims=True, name="ptp-axis"),
+    case(np.nansum, WITH_NANS, name="nansum"), case(np.nansum, WITH_NANS, 0, name="nansum-axis"),
+    case(np.nanmean, WITH_NANS, name="nanmean"), case(np.nanmean, WITH_NANS, 1, keepdims=True, name="nanmean-axis"),
+    case(np.nanmax, lambda rng: np.array([0.3, np.nan, 1.2, -0.5]), name="nanmax"),
+    case(np.nanmin, lambda rng: np.array([[0.3, np.nan], [1.2, -0.5]]), 0, name="nanmin-axis"),
+    *[case(fn, normal(3, 5), name=f"{fn.__name__}") for fn in (getattr(np, n) for n in ("trapezoid", "trapz")
+                                                                 if hasattr(np, n))],
+    *[case(np.trapezoid, normal(4, 3), np.array([0.0, 0.5, 2.0, 2.5]), axis=0, name="trapezoid-x"),
+      case(np.trapezoid, normal(4, 3), dx=0.3, name="trapezoid-dx")] if hasattr(np, "trapezoid") else [],
+    case(np.vdot, normal(3, 2), normal(6), wrt=(0, 1), name="vdot"),
+    case(np.copysign, away(3, 4), normal(4), name="copysign"),
+    case(np.ediff1d, normal(5), name="ediff1d"), case(np.ediff1d, normal(2, 3), normal(2), scalar(), wrt=(0, 1, 2),
+                                                      name="ediff1d-ends"),
+    case(np.vander, normal(4), name="vander"), case(np.vander, normal(3), 5, True, name="vander-increasing"),
+    *[case(np.cumulative_sum, normal(5), name="cumulative_sum"),
+      case(np.cumulative_sum, normal(3, 4), axis=1, include_initial=True, name="cumulative_sum-initial"),
+      case(np.cumulative_sum, normal(4), include_initial=True, name="cumulative_sum-1d-initial")]
+    if hasattr(np, "cumulative_sum") else [])
 for shape, axis, keepdims in [((5,), None, False), ((4,), None, False), ((3, 4), 0, False), ((3, 4), 1, True),
                               ((2, 3, 4), (0, 2), False), ((2, 3, 4), None, True), ((3, 4), -1, False)]:
     add(case(np.median, normal(*shape), axis=axis, keepdims=keepdims, name=f"median-{shape}-{axis}-{keepdims}"))
@@ -121,10 +140,11 @@ for fn in (np.max, np.min, np.amax, np.amin):
 # --- SciPy ---------------------------------------------------------------------------------------------
 
 try:
+    import scipy.signal as signal
     import scipy.special as special
     import scipy.stats as stats
 except ImportError:                                  # scipy is optional
-    special = stats = None
+    signal = special = stats = None
 
 
 def registered(fn, name):
@@ -227,3 +247,12 @@ if stats is not None:
         add(case(fn, SIMPLEX, uniform(0.5, 3.0, 3), wrt=(1,), name=f"dirichlet.{method}"),
             case(fn, np.array([[0.2, 0.6], [0.5, 0.1], [0.3, 0.3]]), uniform(0.5, 3.0, 3), wrt=(1,),
                  name=f"dirichlet.{method}-points"))
+
+if signal is not None:
+    for fname in ("convolve", "correlate"):
+        fn = registered(getattr(signal, fname), f"scipy.signal.{fname}")
+        add(case(fn, normal(5), normal(3), wrt=(0, 1), name=f"signal.{fname}"),
+            *[case(fn, normal(*a), normal(*b), mode, wrt=(0, 1), name=f"signal.{fname}-{mode}-{a}-{b}")
+              for mode in ("same", "valid", "full") for a, b in (((4, 5), (2, 3)), ((2, 3), (4, 5)))
+              if not (mode == "valid" and a < b)],
+            case(fn, normal(3, 6), normal(4, 2), "same", wrt=(0, 1), name=f"signal.{fname}-same-mixed"))

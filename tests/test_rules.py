@@ -480,7 +480,8 @@ def test_nothing_is_both_rule_and_nondifferentiable():
 
 # --- the form of the templates ------------------------------------------------------
 
-OWN_MODULES = ["ufuncs", "reductions", "shapes", "linalg", "math_scalar", "arrangements", "scipy_special", "scipy_stats"]
+OWN_MODULES = ["ufuncs", "reductions", "shapes", "linalg", "math_scalar", "arrangements", "scipy_special", "scipy_stats",
+               "scipy_signal"]
 OWN_RULES = [r for r in {id(r.template): r for r in _RULES.values()}.values()
              if r.template.__module__.rsplit(".", 1)[-1] in OWN_MODULES]
 

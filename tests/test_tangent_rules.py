@@ -104,6 +104,7 @@ HELPER_CASES += [
     case(runtime.kron_parts, normal(4, 6), np.zeros((2, 3)), np.zeros((2, 2)), name="kron_parts"),
     case(runtime.full_convolution, normal(4), np.zeros(6), np.zeros(3), "valid", name="full_convolution"),
     case(runtime.weights_like, normal(3), np.zeros((3, 4)), 0, name="weights_like"),
+    case(runtime.signal_full, normal(3, 4), np.zeros((4, 5)), np.zeros((2, 3)), "same", name="signal_full"),
     case(runtime.unselect, normal(3, 4), [np.array([[True], [False], [True]]), np.array([True, True, False, False])],
          [np.zeros((3, 4)), np.zeros(4)], name="unselect"),
 ]
@@ -146,7 +147,7 @@ def test_every_runtime_helper_is_differentiable_or_constant():
                 "replay",                        # read back as swap_random_state calls
                 "derivative_vjp", "derivative_jvp",   # refused by forward mode, with their own message
                 "format_string",                 # an f-string: no derivative flows through its text (refused)
-                "scipy_special"}                 # a module, imported when first used: its functions have rules
+                "scipy_special", "scipy_signal"}  # modules, imported when first used: their functions have rules
     unknown = [name for name in runtime.__all__ if name not in internal
                and tangent_rule_for(getattr(runtime, name)) is None and not is_nondifferentiable(getattr(runtime, name))]
     assert not unknown, f"runtime helpers with neither a tangent rule nor a nondifferentiable mark: {unknown}"
@@ -161,7 +162,7 @@ def test_runtime_helpers_have_no_adjoint():
 # --- symbolic zeros ---------------------------------------------------------------------------------------
 
 NEEDS_ZEROS = {id(primitives.list_append), id(primitives.setitem), id(primitives.seq_setitem),
-               id(primitives.seq_concat), id(runtime.stack_push), id(np.append), id(np.select)}
+               id(primitives.seq_concat), id(runtime.stack_push), id(np.append), id(np.select), id(np.ediff1d)}
 
 
 def _zero_arithmetic(tree) -> list[str]:

@@ -1,7 +1,8 @@
 """Rules for NumPy's functions written in Python that move, cut, pad, pick or combine elements linearly:
 ``np.split`` and its kin, ``rot90``, ``rollaxis``, ``diff``, ``gradient``, ``pad``, ``append``,
 ``take_along_axis``, ``partition``, ``select``, ``kron``, ``cross``, ``convolve``, ``correlate``,
-``polyval``, ``interp`` and ``nan_to_num``.
+``polyval``, ``interp``, ``trapezoid``, ``vdot``, ``copysign``, ``ediff1d``, ``vander``,
+``cumulative_sum`` and ``nan_to_num``.
 
 NumPy's own Python functions are never transformed as the user's code; these rules are
 what makes them differentiable. A keyword the template does not take (``np.diff``'s
@@ -14,10 +15,12 @@ from ..runtime import (
     complete,
     full_convolution,
     kron_parts,
+    trapezoid_weights,
     unbroadcast,
     undiff,
     ungradient,
     unpad,
+    unreduce,
     unselect,
     untake_along_axis,
 )
@@ -277,6 +280,87 @@ def interp(y, x, xp, fp, left=None, right=None):
         + np.logical_not(np.logical_or(below, above)) * ((1.0 - t) * np.asarray(d[fp])[segment]
                                                          + t * np.asarray(d[fp])[segment + 1]) \
         + d[left] * below + d[right] * above + no_derivative("np.interp has no derivative rule in its knots xp", d[xp])
+
+
+TRAPEZOIDS = [getattr(np, name) for name in ("trapezoid", "trapz") if hasattr(np, name)]
+
+
+@adjoint(*TRAPEZOIDS)
+def trapezoid(area, y, x=None, dx=1.0, axis=-1):
+    """Linear in y: each value weighs half the spacings on either side. In the sample points x and the spacing
+    dx it has no rule (a derivative flowing into them is refused)."""
+    d[y] = unreduce(d[area], y, axis) * trapezoid_weights(y, x, dx, axis)
+    d[x] = no_derivative("np.trapezoid has no derivative rule in its sample points x")
+    d[dx] = no_derivative("np.trapezoid has no derivative rule in its spacing dx")
+
+
+@tangent(*TRAPEZOIDS)
+def trapezoid(area, y, x=None, dx=1.0, axis=-1):
+    d[area] = np.sum(d[y] * trapezoid_weights(y, x, dx, axis), axis=axis) \
+        + no_derivative("np.trapezoid has no derivative rule in its sample points x", d[x]) \
+        + no_derivative("np.trapezoid has no derivative rule in its spacing dx", d[dx])
+
+
+@adjoint(np.vdot)
+def vdot(y, a, b, /):
+    """Both flattened (real arrays)."""
+    d[a] = np.reshape(d[y] * np.ravel(b), np.shape(a))
+    d[b] = np.reshape(d[y] * np.ravel(a), np.shape(b))
+
+
+@tangent(np.vdot)
+def vdot(y, a, b, /):
+    d[y] = np.vdot(d[a], b) + np.vdot(a, d[b])
+
+
+@adjoint(np.copysign)
+def copysign(y, x1, x2, /):
+    """``|x1|`` with the sign of x2: piecewise constant in x2; in x1, 0 at 0 (as for ``abs``)."""
+    d[x1] = unbroadcast(d[y] * np.sign(x1) * np.copysign(1.0, x2), x1)
+
+
+@tangent(np.copysign)
+def copysign(y, x1, x2, /):
+    d[y] = d[x1] * np.sign(x1) * np.copysign(1.0, x2)
+
+
+@adjoint(np.ediff1d)
+def ediff1d(y, ary, to_end=None, to_begin=None):
+    start = 0 if to_begin is None else np.size(to_begin)
+    d[ary] = np.reshape(undiff(d[y][start:start + np.size(ary) - 1], 1, -1), np.shape(ary))
+    d[to_begin] = np.reshape(d[y][:start], np.shape(to_begin))
+    d[to_end] = np.reshape(d[y][start + np.size(ary) - 1:], np.shape(to_end))
+
+
+@tangent(np.ediff1d)
+def ediff1d(y, ary, to_end=None, to_begin=None):
+    d[y] = np.ediff1d(d[ary], None if to_end is None else d[to_end], None if to_begin is None else d[to_begin])
+
+
+@adjoint(np.vander)
+def vander(y, x, N=None, increasing=False):
+    """Column j is ``x ** p_j``; its derivative ``p_j * x ** (p_j - 1)``, 0 for the column of ones."""
+    powers = np.arange(np.shape(y)[1]) if increasing else np.arange(np.shape(y)[1] - 1, -1, -1)
+    d[x] = np.sum(d[y] * powers * np.expand_dims(x, -1) ** np.where(powers == 0, 0, powers - 1), axis=1)
+
+
+@tangent(np.vander)
+def vander(y, x, N=None, increasing=False):
+    powers = np.arange(np.shape(y)[1]) if increasing else np.arange(np.shape(y)[1] - 1, -1, -1)
+    d[y] = np.expand_dims(d[x], -1) * powers * np.expand_dims(x, -1) ** np.where(powers == 0, 0, powers - 1)
+
+
+if hasattr(np, "cumulative_sum"):  # NumPy 2.1
+    @adjoint(np.cumulative_sum)
+    def cumulative_sum(y, x, /, *, axis=None, dtype=None, out=None, include_initial=False):
+        """A reversed cumulative sum; with `include_initial`, the leading zero's gradient left out."""
+        reversed_sums = np.flip(np.cumsum(np.flip(d[y], axis), axis), axis)
+        d[x] = np.take(reversed_sums, np.arange(1, np.size(x) + 1 if axis is None else np.shape(y)[axis]),
+                       0 if axis is None else axis) if include_initial else reversed_sums
+
+    @tangent(np.cumulative_sum)
+    def cumulative_sum(y, x, /, *, axis=None, dtype=None, out=None, include_initial=False):
+        d[y] = np.cumulative_sum(d[x], axis=axis, include_initial=include_initial)
 
 
 @adjoint(np.nan_to_num)

@@ -51,23 +51,64 @@ def prod(y, a, axis=None, dtype=None, out=None, keepdims=False):
     d[y] = np.sum(d[a] * product_of_others(a, axis), axis=axis, keepdims=keepdims)
 
 
-@adjoint(np.max, np.min, np.amax, np.amin)
+@adjoint(np.max, np.min, np.amax, np.amin, np.nanmax, np.nanmin)
 def max(y, a, axis=None, out=None, keepdims=False, initial=None):
     """The gradient goes to the elements equal to the extremum (and to `initial` if it is), shared evenly
-    among ties."""
+    among ties (a nan of ``np.nanmax`` equals nothing: it gets none)."""
     hit = a == unreduce(y, a, axis, keepdims)
     d[a] = unreduce(d[y] / (np.sum(hit, axis, keepdims=keepdims) if initial is None
                             else np.sum(hit, axis, keepdims=keepdims) + (initial == y)), a, axis, keepdims) * hit
     d[initial] = np.sum(d[y] * (initial == y) / (np.sum(hit, axis, keepdims=keepdims) + (initial == y)))
 
 
-@tangent(np.max, np.min, np.amax, np.amin)
+@tangent(np.max, np.min, np.amax, np.amin, np.nanmax, np.nanmin)
 def max(y, a, axis=None, out=None, keepdims=False, initial=None):
     """The mean of the tangents of the elements (and `initial`) equal to the extremum."""
     hit = a == unreduce(y, a, axis, keepdims)
     d[y] = (np.sum(d[a] * hit, axis=axis, keepdims=keepdims) + d[initial] * (initial == y)) \
         / (np.sum(hit, axis=axis, keepdims=keepdims) if initial is None
            else np.sum(hit, axis=axis, keepdims=keepdims) + (initial == y))
+
+
+@adjoint(np.ptp)
+def ptp(y, a, axis=None, out=None, keepdims=False):
+    """The maximum's gradient less the minimum's, each shared among its ties (0 where a lane is constant)."""
+    top = a == np.max(a, axis=axis, keepdims=True)
+    bottom = a == np.min(a, axis=axis, keepdims=True)
+    d[a] = unreduce(d[y], a, axis, keepdims) * (top / np.sum(top, axis=axis, keepdims=True)
+                                                - bottom / np.sum(bottom, axis=axis, keepdims=True))
+
+
+@tangent(np.ptp)
+def ptp(y, a, axis=None, out=None, keepdims=False):
+    top = a == np.max(a, axis=axis, keepdims=True)
+    bottom = a == np.min(a, axis=axis, keepdims=True)
+    d[y] = np.sum(d[a] * (top / np.sum(top, axis=axis, keepdims=True)
+                          - bottom / np.sum(bottom, axis=axis, keepdims=True)), axis=axis, keepdims=keepdims)
+
+
+@adjoint(np.nansum)
+def nansum(y, a, axis=None, dtype=None, out=None, keepdims=False):
+    """A nan counts as zero: it gets no gradient."""
+    d[a] = unreduce(d[y], a, axis, keepdims) * np.logical_not(np.isnan(a))
+
+
+@tangent(np.nansum)
+def nansum(y, a, axis=None, dtype=None, out=None, keepdims=False):
+    d[y] = np.sum(np.where(np.isnan(a), 0.0, d[a]), axis=axis, keepdims=keepdims)
+
+
+@adjoint(np.nanmean)
+def nanmean(y, a, axis=None, dtype=None, out=None, keepdims=False):
+    """The mean of the numbers that are not nan."""
+    d[a] = unreduce(d[y], a, axis, keepdims) * np.logical_not(np.isnan(a)) \
+        / np.sum(np.logical_not(np.isnan(a)), axis=axis, keepdims=True)
+
+
+@tangent(np.nanmean)
+def nanmean(y, a, axis=None, dtype=None, out=None, keepdims=False):
+    d[y] = np.sum(np.where(np.isnan(a), 0.0, d[a]), axis=axis, keepdims=keepdims) \
+        / np.sum(np.logical_not(np.isnan(a)), axis=axis, keepdims=keepdims)
 
 
 @adjoint(np.median)

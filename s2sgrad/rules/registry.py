@@ -164,11 +164,13 @@ _TANGENT_ONLY: dict[object, Rule] = {}        # forward-mode rules of primitives
 _NONDIFFERENTIABLE: dict[object, object] = {}
 _KEEPALIVE: list[object] = []
 # Rule modules of optional libraries, loaded when their library is first seen imported: (library, rule module).
-_OPTIONAL = [("scipy.special", "s2sgrad.rules.scipy_special"), ("scipy.stats", "s2sgrad.rules.scipy_stats")]
+_OPTIONAL = [("scipy.special", "s2sgrad.rules.scipy_special"), ("scipy.stats", "s2sgrad.rules.scipy_stats"),
+             ("scipy.signal", "s2sgrad.rules.scipy_signal")]
 
 
 def load_optional_rules() -> None:
-    """Register the rules of each optional library the program has imported (`scipy.special`, `scipy.stats`):
+    """Register the rules of each optional library the program has imported (`scipy.special`, `scipy.stats`,
+    `scipy.signal`):
     ``import s2sgrad`` never imports them itself."""
     for library, module in [entry for entry in _OPTIONAL if entry[0] in sys.modules]:
         _OPTIONAL.remove((library, module))

@@ -37,6 +37,7 @@ from ..runtime import (
     seq_unrepeat,
     seq_unwritten,
     seq_written,
+    signal_full,
     sorted_like,
     stack_pop,
     stack_pop_rows,
@@ -67,7 +68,8 @@ from .registry import d, nondifferentiable, tangent
 # Results that carry no derivative: zeros, checks, empty stacks, what is kept of a value's shape.
 nondifferentiable(*[getattr(runtime, name) for name in ("zeros_like", "check_scalar", "assert_true", "Stack", "like",
                                                         "clip_choice", "linspace_fraction", "one_step",
-                                                        "extremum_ties", "median_weights")
+                                                        "extremum_ties", "median_weights",
+                                                        "trapezoid_weights")
                     if hasattr(runtime, name)])
 
 
@@ -286,6 +288,11 @@ def kron_parts(y, g, a, b):
 @tangent(full_convolution)
 def full_convolution(y, g, a, v, mode="full"):
     d[y] = full_convolution(d[g], a, v, mode)
+
+
+@tangent(signal_full)
+def signal_full(y, g, in1, in2, mode="full"):
+    d[y] = signal_full(d[g], in1, in2, mode)
 
 
 @tangent(unselect)

@@ -37,7 +37,7 @@ from .elementwise import cast_tangent, clip_choice, uncast
 from .gradients import Like, add_grads, complete, grad_or_zeros, like, zeros_like
 from .gradients import rebuilt as rebuilt  # (not in __all__, as RandomStates: for s2sgrad's own modules)
 from .indexing import scatter, seq_scatter
-from .libraries import scipy_special
+from .libraries import scipy_signal, scipy_special
 from .random_states import RandomStates as RandomStates
 from .random_states import random_state, replay, swap_random_state
 from .reductions import (
@@ -50,6 +50,7 @@ from .reductions import (
     norm_grad,
     product_of_others,
     product_of_others_tangent,
+    trapezoid_weights,
     weights_like,
 )
 from .sequences import (
@@ -76,7 +77,16 @@ from .shapes import (
 )
 from .sparse import SparseGrad, densify
 from .stacks import Stack, stack_pop, stack_pop_rows, stack_push
-from .transposes import full_convolution, kron_parts, undiff, ungradient, unpad, unselect, untake_along_axis
+from .transposes import (
+    full_convolution,
+    kron_parts,
+    signal_full,
+    undiff,
+    ungradient,
+    unpad,
+    unselect,
+    untake_along_axis,
+)
 from .writes import add_at, at_copy, extremum_ties, maximum_at, minimum_at, setitem, subtract_at, written, written_copy
 
 __all__ = [
@@ -91,9 +101,9 @@ __all__ = [
     "product_of_others", "product_of_others_tangent", "cumprod_grad", "cumprod_grad_tangent_y",
     "cumprod_grad_tangent_a", "cumprod_tangent",
     "linspace_fraction", "add_at", "subtract_at", "maximum_at", "minimum_at", "extremum_ties", "at_copy",
-    "written_copy", "as_column", "unsort", "sorted_like", "scipy_special",
-    "median_weights", "weights_like", "undiff", "ungradient", "unpad", "untake_along_axis", "kron_parts",
-    "full_convolution", "unselect",
+    "written_copy", "as_column", "unsort", "sorted_like", "scipy_special", "scipy_signal",
+    "median_weights", "weights_like", "trapezoid_weights", "undiff", "ungradient", "unpad", "untake_along_axis",
+    "kron_parts", "full_convolution", "unselect", "signal_full",
     # forward mode and higher order
     "broadcast_like", "stack_push", "stack_pop", "stack_pop_rows", "einsum_tangent", "einsum_grad_tangent",
 ]

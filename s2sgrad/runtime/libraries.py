@@ -1,7 +1,8 @@
 """Optional libraries the derivative rules of their own functions call, imported when first used.
 
 ``import s2sgrad`` never imports SciPy: the rules of ``scipy.special.gammaln`` call
-``scipy_special.digamma``, and `scipy_special` imports ``scipy.special`` at its first read.
+``scipy_special.digamma``, and `scipy_special` imports ``scipy.special`` at its first read
+(`scipy_signal`: ``scipy.signal``).
 
     >>> scipy_special.expit(0.0)
     np.float64(0.5)
@@ -27,3 +28,4 @@ class LazyModule:
 
 
 scipy_special = LazyModule("scipy.special")
+scipy_signal = LazyModule("scipy.signal")

@@ -192,3 +192,25 @@ def weights_like(weights, a, axis=None):
     shape = [1] * np.ndim(a)
     shape[int(np.atleast_1d(axis)[0]) % np.ndim(a)] = np.size(weights)
     return np.reshape(weights, shape)
+
+
+def trapezoid_weights(y, x=None, dx=1.0, axis=-1):
+    """The weight of each value of y in ``np.trapezoid(y, x, dx, axis)``: half the spacings on either side,
+    as an array that broadcasts against y.
+
+        >>> trapezoid_weights(np.zeros(4), np.array([0.0, 1.0, 3.0, 4.0])).tolist()
+        [0.5, 1.5, 1.5, 0.5]
+    """
+    axis = axis % np.ndim(y)
+    if x is None:
+        spacing = np.full(np.shape(y)[axis] - 1, float(dx)) if np.ndim(dx) == 0 else np.asarray(dx, dtype=float)
+    else:
+        spacing = np.diff(x, axis=axis if np.ndim(x) == np.ndim(y) else -1)
+    if np.ndim(spacing) == 1:
+        shape = [1] * np.ndim(y)
+        shape[axis] = -1
+        spacing = np.reshape(spacing, shape)
+    pad = [(0, 0)] * np.ndim(spacing)
+    before, after = list(pad), list(pad)
+    before[axis], after[axis] = (1, 0), (0, 1)
+    return (np.pad(spacing, before) + np.pad(spacing, after)) / 2.0

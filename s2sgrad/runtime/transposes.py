@@ -1,6 +1,6 @@
 """The adjoints of NumPy's linear functions written in Python: each helper applies the transpose of one
 function to a gradient (``np.diff``, ``np.gradient``, ``np.pad``, ``np.take_along_axis``, ``np.kron``,
-``np.convolve``, ``np.select``), and is itself linear in that gradient.
+``np.convolve``, ``np.select``, ``scipy.signal.convolve``), and is itself linear in that gradient.
 
     >>> undiff(np.array([1.0, 10.0]), 1, -1).tolist()            # y = [x1 - x0, x2 - x1]
     [-1.0, -9.0, 10.0]
@@ -105,3 +105,15 @@ def unselect(g, condlist, choicelist):
         out.append(unbroadcast(np.where(here, g, 0.0), choice))
         taken = np.logical_or(taken, here)
     return out + [np.where(taken, 0.0, g)]
+
+
+def signal_full(g, in1, in2, mode="full"):
+    """The gradient of ``scipy.signal.convolve(in1, in2, mode)`` (or ``correlate``) as that of the full
+    convolution, along every axis: g put where SciPy's `mode` part of it lies (``same``: centred, of in1's
+    shape), zeros around."""
+    full = [n1 + n2 - 1 for n1, n2 in zip(np.shape(in1), np.shape(in2))]
+    starts = [{"full": 0, "same": (n2 - 1) // 2, "valid": min(n1, n2) - 1}[mode]
+              for n1, n2 in zip(np.shape(in1), np.shape(in2))]
+    out = np.zeros(full, dtype=np.result_type(np.asarray(g).dtype, float))
+    out[tuple(slice(start, start + n) for start, n in zip(starts, np.shape(g)))] = g
+    return out
