@@ -1,7 +1,16 @@
 """Functions s2sgrad must refuse, each with a clear error at the right line (see test_errors.py)."""
+import statistics
+
 import numpy as np
 
 import s2sgrad as sg
+
+try:                                   # (scipy is optional)
+    import scipy.optimize
+    import scipy.special
+    import scipy.stats
+except ImportError:
+    scipy = None
 
 COUNT = 3
 
@@ -37,8 +46,35 @@ def defines_class(x):
 
 
 def calls_without_rule(x):
-    y = np.partition(x, 1)
+    y = np.nanmedian(x * x)
     return np.sum(y * y)
+
+
+# Library code without a rule is refused at the user's call, never transformed as the user's own code.
+
+def through_a_scipy_special_function(x):
+    y = x * 2.0
+    return np.sum(scipy.special.kv(1.5, y))
+
+
+def through_a_scipy_stats_method(x):
+    y = x * 0.1
+    return np.sum(scipy.stats.norm.ppf(y))
+
+
+def through_a_numpy_python_function(x):
+    y = x * 2.0
+    return np.sum(np.nanvar(y))
+
+
+def through_the_standard_library(x):
+    y = x * 2.0
+    return statistics.fmean([y[0], y[1]])
+
+
+def through_an_installed_package(x):
+    y = x * 2.0
+    return scipy.optimize.rosen(y)
 
 
 def vector_output(x):

@@ -128,5 +128,5 @@ def _equal(a, b) -> bool:
     if isinstance(a, dict):
         return a.keys() == b.keys() and all(_equal(a[k], b[k]) for k in a)
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        return np.array_equal(a, b)
+        return np.array_equal(a, b, equal_nan=np.asarray(a).dtype.kind == "f")
     return a == b or a is b

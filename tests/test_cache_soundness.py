@@ -365,11 +365,12 @@ def test_two_functions_naming_one_global(world):
 def rule_table_kept():
     """The rule registered here is taken out of the table afterwards."""
     tables = [registry._RULES, registry._TANGENT_ONLY, registry._NONDIFFERENTIABLE]
-    saved = [dict(table) for table in tables]
+    saved, optional = [dict(table) for table in tables], list(registry._OPTIONAL)
     yield
     for table, before in zip(tables, saved):
         table.clear()
         table.update(before)
+    registry._OPTIONAL[:] = optional          # (SciPy's rules, if loaded meanwhile, are loaded again when needed)
 
 
 def test_a_rule_registered_later_is_used(world, rule_table_kept):

@@ -15,11 +15,12 @@ from s2sgrad.rules.tables import broadcasting, elementwise
 @pytest.fixture(autouse=True)
 def rule_table_as_it_was():
     """The rules a test registers go with it (test_rules.py asserts every rule has a finite-difference case)."""
-    saved = dict(registry._RULES), dict(registry._TANGENT_ONLY)
+    saved, optional = (dict(registry._RULES), dict(registry._TANGENT_ONLY)), list(registry._OPTIONAL)
     yield
     for table, before in zip((registry._RULES, registry._TANGENT_ONLY), saved):
         table.clear()
         table.update(before)
+    registry._OPTIONAL[:] = optional          # (SciPy's rules, if loaded meanwhile, are loaded again when needed)
 
 
 def marked_line(template) -> int:

@@ -12,6 +12,7 @@ import types
 
 import numpy as np
 import pytest
+from library_rule_cases import CASES as LIBRARY_CASES
 from rule_harness import Case, adjoint_name, check_rule
 
 from s2sgrad import runtime
@@ -572,6 +573,9 @@ for fn in [runtime.add_at, runtime.subtract_at, runtime.maximum_at, runtime.mini
 add(case(runtime.as_column, normal(3), name="as_column-1d"), case(runtime.as_column, scalar(), name="as_column-float"),
     case(runtime.as_column, normal(2, 3), name="as_column-2d"))
 
+# NumPy's Python-level functions and SciPy's (tests/library_rule_cases.py)
+add(*LIBRARY_CASES)
+
 
 def _id(c):
     return c.name or getattr(c.primitive, "__name__", "?")
@@ -698,7 +702,8 @@ def test_nothing_is_both_rule_and_nondifferentiable():
 
 # --- the form of the templates ------------------------------------------------------
 
-OWN_MODULES = ["ufuncs", "reductions", "shapes", "linalg", "decompositions", "fft", "math_scalar"]
+OWN_MODULES = ["ufuncs", "reductions", "shapes", "linalg", "decompositions", "fft", "math_scalar", "arrangements",
+               "scipy_special", "scipy_stats", "scipy_signal"]
 OWN_RULES = [r for r in {id(r.template): r for r in _RULES.values()}.values()
              if r.template.__module__.rsplit(".", 1)[-1] in OWN_MODULES]
 
@@ -708,7 +713,7 @@ OWN_RULES = [r for r in {id(r.template): r for r in _RULES.values()}.values()
 def test_template_form(rule):
     """Straight-line assignments that read only parameters, d, np, math, the runtime and their own temporaries."""
     params = set(rule.signature.parameters)
-    allowed = params | {rule.output, "d", "np", "math"} | set(runtime.__all__)
+    allowed = params | {rule.output, "d", "np", "math", "no_derivative"} | set(runtime.__all__)
     assigned = set()
     for stmt in rule.body:
         assert isinstance(stmt, ast.Assign) and len(stmt.targets) == 1, ast.unparse(stmt)

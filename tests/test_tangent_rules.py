@@ -124,6 +124,19 @@ HELPER_CASES += [
     case(runtime.product_grads, normal(), normal(3), normal(), wrt=(0, 1, 2), name="product_grads-array-start"),
 ]
 
+HELPER_CASES += [
+    case(runtime.undiff, normal(4, 3), 2, 0, name="undiff"),
+    case(runtime.ungradient, lambda rng: (rng.standard_normal((4, 3)), rng.standard_normal((4, 3))), np.zeros((4, 3)),
+         0.5, name="ungradient"),
+    case(runtime.unpad, normal(5, 6), np.zeros((3, 4)), ((1, 1), (2, 0)), "reflect", name="unpad"),
+    case(runtime.untake_along_axis, normal(3, 2), np.zeros((3, 4)), np.array([[0, 0], [3, 1], [2, 2]]), 1,
+         name="untake_along_axis"),
+    case(runtime.full_convolution, normal(4), np.zeros(6), np.zeros(3), "valid", name="full_convolution"),
+    case(runtime.weights_like, normal(3), np.zeros((3, 4)), 0, name="weights_like"),
+    case(runtime.signal_full, normal(3, 4), np.zeros((4, 5)), np.zeros((2, 3)), "same", name="signal_full"),
+    case(runtime.unselect, normal(3, 4), [np.array([[True], [False], [True]]), np.array([True, True, False, False])],
+         [np.zeros((3, 4)), np.zeros(4)], name="unselect"),
+]
 ALL_CASES = CASES + HELPER_CASES
 
 
@@ -177,7 +190,8 @@ def test_every_runtime_helper_is_differentiable_or_constant():
                 "cholesky_grad", "cholesky_tangent", "svd_grad", "svd_tangent", "pinv_grad", "pinv_tangent",
                 "matrix_power_grad", "matrix_power_tangent", "tensorinv_grad", "tensorinv_tangent",
                 "tensorsolve_grad_a", "tensorsolve_grad_b", "tensorsolve_tangent", "multi_dot_grad",
-                "multi_dot_tangent", "cross_grad", "vector_norm_grad"}
+                "multi_dot_tangent", "cross_grad", "vector_norm_grad",
+                "scipy_special", "scipy_signal"}  # modules, imported when first used: their functions have rules
     unknown = [name for name in runtime.__all__ if name not in internal
                and tangent_rule_for(getattr(runtime, name)) is None and not is_nondifferentiable(getattr(runtime, name))]
     assert not unknown, f"runtime helpers with neither a tangent rule nor a nondifferentiable mark: {unknown}"
@@ -192,7 +206,7 @@ def test_runtime_helpers_have_no_adjoint():
 # --- symbolic zeros ---------------------------------------------------------------------------------------
 
 NEEDS_ZEROS = {id(primitives.list_append), id(primitives.setitem), id(primitives.seq_setitem),
-               id(primitives.seq_concat), id(runtime.stack_push)}
+               id(primitives.seq_concat), id(runtime.stack_push), id(np.append), id(np.select), id(np.ediff1d)}
 
 
 def _zero_arithmetic(tree) -> list[str]:

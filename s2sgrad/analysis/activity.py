@@ -50,7 +50,9 @@ SEQ_MAKERS = {primitives.make_list, primitives.make_tuple, primitives.list_appen
               primitives.seq_concat, primitives.seq_repeat, runtime.make_dict, runtime.dict_without,
               runtime.dict_values, runtime.dict_items, runtime.unpack_starred, runtime.unpack_filled, runtime.bind_call,
               np.linalg.slogdet, np.linalg.eigh, np.linalg.eig,  # (rules whose result is a tuple or list)
+              np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit,
               runtime.new_record, runtime.with_field, runtime.as_named} | SEQUENCE_RESULTS
+SEQ_OR_TENSOR = {np.gradient}         # a tuple of arrays (several axes) or an array (one axis)
 NONE_KIND = "none"
 
 
@@ -277,6 +279,8 @@ def _op_kind(op: Op, kinds) -> str:
         return _atom_kind(op.args[0], kinds)
     if op.fn in SEQ_MAKERS or _svd_tuple(op) or _seq_form(op, kinds) is not None:
         return SEQ
+    if op.fn in SEQ_OR_TENSOR:
+        return UNKNOWN
     if op.fn in (operator.getitem, primitives.seq_getitem, primitives.attribute):
         return UNKNOWN if _atom_kind(op.args[0], kinds) != TENSOR else TENSOR
     if callable(op.fn) and (rule_for(op.fn) or is_nondifferentiable(op.fn)):

@@ -4,12 +4,19 @@ user's functions, and the nested ``def``s and lambdas `lower` lifts out of them 
     >>> import numpy as np
     >>> def f(x):
     ...     return x * 2.0
-    >>> is_user_function(f), is_user_function(np.sin), is_recomputed(f)
-    (True, False, False)
+    >>> import statistics
+    >>> is_user_function(f), is_user_function(np.sin), is_user_function(statistics.mean), is_recomputed(f)
+    (True, False, False, False)
+
+A function of NumPy, of the standard library or of an installed package (one under site-packages) is
+library code: it is applied through a derivative rule, or refused where a derivative flows through it
+for want of one, and never transformed as the user's own.
 """
 from __future__ import annotations
 
 import inspect
+import os
+import sysconfig
 from dataclasses import dataclass, field
 
 from ..ir import primitives
@@ -43,13 +50,22 @@ def is_user_function(fn) -> bool:
     if isinstance(fn, LiftedFunction):
         return True
     return inspect.isfunction(fn) and rule_for(fn) is None and not is_nondifferentiable(fn) \
-        and fn not in primitives.INTERNAL and not _is_numpys(fn) and not hasattr(fn, "s2sgrad_derivative") \
+        and fn not in primitives.INTERNAL and not _is_librarys(fn) and not hasattr(fn, "s2sgrad_derivative") \
         and fn is not derivative_vjp and fn is not derivative_jvp
 
 
-def _is_numpys(fn) -> bool:
-    """A function of NumPy's own (``np.full`` is Python code): one without a rule has none, it is not transformed."""
-    return (getattr(fn, "__module__", None) or "").split(".")[0] == "numpy"
+# Where the standard library and installed packages live.
+_LIBRARY_DIRECTORIES = tuple(sorted({os.path.join(os.path.realpath(sysconfig.get_paths()[kind]), "")
+                                     for kind in ("stdlib", "platstdlib", "purelib", "platlib")}))
+
+
+def _is_librarys(fn) -> bool:
+    """A function of NumPy's own (``np.full`` is Python code), of the standard library or of an installed package:
+    one without a rule has none, it is not transformed."""
+    if (getattr(fn, "__module__", None) or "").split(".")[0] == "numpy":
+        return True
+    filename = getattr(getattr(fn, "__code__", None), "co_filename", "")
+    return os.path.isabs(filename) and os.path.realpath(filename).startswith(_LIBRARY_DIRECTORIES)
 
 
 def is_recomputed(fn) -> bool:

@@ -5,6 +5,7 @@ Each adjoint (reverse-mode) rule has a tangent (forward-mode) twin beside it;
 Importing this package registers every built-in rule.
 """
 from . import (  # noqa: F401  (importing a table registers its rules)
+    arrangements,
     builtins,
     containers,
     decompositions,

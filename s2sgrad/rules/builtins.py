@@ -151,19 +151,6 @@ def fsum(y, seq):
     d[y] = math.fsum(d[seq])
 
 
-# --- an attribute of arrays: ``x.imag`` (``x.real`` is np.real's rule, in ufuncs) ----------------------
-
-@adjoint(np.imag)
-def imag(y, val):
-    """Zero for a real array (complex values on a differentiated path are refused before this matters)."""
-    d[val] = -1j * d[y] if np.iscomplexobj(val) else np.zeros(np.shape(val))
-
-
-@tangent(np.imag)
-def imag(y, val):
-    d[y] = np.imag(d[val])
-
-
 # --- forward mode over the gradients above (Hessian-vector products): linear in the gradient ------------
 
 @tangent(runtime.extremum_grads)

@@ -1,12 +1,22 @@
 """Rules for NumPy's reductions: the gradient is spread back over the reduced axes.
 
 `unreduce(g, a, axis, keepdims)` puts back the axes a reduction removed and
-broadcasts g to the shape of `a`. NumPy's `where=` and `initial=` arguments
-are not in these signatures, so a call that passes them has no rule.
+broadcasts g to the shape of `a`. NumPy's `where=` argument is not in these
+signatures, so a call that passes it has no rule.
 """
 import numpy as np
 
-from ..runtime import cumprod_grad, cumprod_tangent, divide_or_zero, norm_grad, product_of_others, unreduce
+from ..runtime import (
+    cumprod_grad,
+    cumprod_tangent,
+    divide_or_zero,
+    median_weights,
+    norm_grad,
+    product_of_others,
+    unbroadcast,
+    unreduce,
+    weights_like,
+)
 from .registry import adjoint, d, same_for_complex, tangent
 
 
@@ -41,18 +51,94 @@ def prod(y, a, axis=None, dtype=None, out=None, keepdims=False):
     d[y] = np.sum(d[a] * product_of_others(a, axis), axis=axis, keepdims=keepdims)
 
 
-@adjoint(np.max, np.min, np.amax, np.amin)
-def max(y, a, axis=None, out=None, keepdims=False):
-    """The gradient goes to the elements equal to the extremum, shared evenly among ties."""
+@adjoint(np.max, np.min, np.amax, np.amin, np.nanmax, np.nanmin)
+def max(y, a, axis=None, out=None, keepdims=False, initial=None):
+    """The gradient goes to the elements equal to the extremum (and to `initial` if it is), shared evenly
+    among ties (a nan of ``np.nanmax`` equals nothing: it gets none)."""
     hit = a == unreduce(y, a, axis, keepdims)
-    d[a] = unreduce(d[y] / np.sum(hit, axis, keepdims=keepdims), a, axis, keepdims) * hit
+    d[a] = unreduce(d[y] / (np.sum(hit, axis, keepdims=keepdims) if initial is None
+                            else np.sum(hit, axis, keepdims=keepdims) + (initial == y)), a, axis, keepdims) * hit
+    d[initial] = np.sum(d[y] * (initial == y) / (np.sum(hit, axis, keepdims=keepdims) + (initial == y)))
 
 
-@tangent(np.max, np.min, np.amax, np.amin)
-def max(y, a, axis=None, out=None, keepdims=False):
-    """The mean of the tangents of the elements equal to the extremum."""
+@tangent(np.max, np.min, np.amax, np.amin, np.nanmax, np.nanmin)
+def max(y, a, axis=None, out=None, keepdims=False, initial=None):
+    """The mean of the tangents of the elements (and `initial`) equal to the extremum."""
     hit = a == unreduce(y, a, axis, keepdims)
-    d[y] = np.sum(d[a] * hit, axis=axis, keepdims=keepdims) / np.sum(hit, axis=axis, keepdims=keepdims)
+    d[y] = (np.sum(d[a] * hit, axis=axis, keepdims=keepdims) + d[initial] * (initial == y)) \
+        / (np.sum(hit, axis=axis, keepdims=keepdims) if initial is None
+           else np.sum(hit, axis=axis, keepdims=keepdims) + (initial == y))
+
+
+@adjoint(np.ptp)
+def ptp(y, a, axis=None, out=None, keepdims=False):
+    """The maximum's gradient less the minimum's, each shared among its ties (0 where a lane is constant)."""
+    top = a == np.max(a, axis=axis, keepdims=True)
+    bottom = a == np.min(a, axis=axis, keepdims=True)
+    d[a] = unreduce(d[y], a, axis, keepdims) * (top / np.sum(top, axis=axis, keepdims=True)
+                                                - bottom / np.sum(bottom, axis=axis, keepdims=True))
+
+
+@tangent(np.ptp)
+def ptp(y, a, axis=None, out=None, keepdims=False):
+    top = a == np.max(a, axis=axis, keepdims=True)
+    bottom = a == np.min(a, axis=axis, keepdims=True)
+    d[y] = np.sum(d[a] * (top / np.sum(top, axis=axis, keepdims=True)
+                          - bottom / np.sum(bottom, axis=axis, keepdims=True)), axis=axis, keepdims=keepdims)
+
+
+@adjoint(np.nansum)
+def nansum(y, a, axis=None, dtype=None, out=None, keepdims=False):
+    """A nan counts as zero: it gets no gradient."""
+    d[a] = unreduce(d[y], a, axis, keepdims) * np.logical_not(np.isnan(a))
+
+
+@tangent(np.nansum)
+def nansum(y, a, axis=None, dtype=None, out=None, keepdims=False):
+    d[y] = np.sum(np.where(np.isnan(a), 0.0, d[a]), axis=axis, keepdims=keepdims)
+
+
+@adjoint(np.nanmean)
+def nanmean(y, a, axis=None, dtype=None, out=None, keepdims=False):
+    """The mean of the numbers that are not nan."""
+    d[a] = unreduce(d[y], a, axis, keepdims) * np.logical_not(np.isnan(a)) \
+        / np.sum(np.logical_not(np.isnan(a)), axis=axis, keepdims=True)
+
+
+@tangent(np.nanmean)
+def nanmean(y, a, axis=None, dtype=None, out=None, keepdims=False):
+    d[y] = np.sum(np.where(np.isnan(a), 0.0, d[a]), axis=axis, keepdims=keepdims) \
+        / np.sum(np.logical_not(np.isnan(a)), axis=axis, keepdims=keepdims)
+
+
+@adjoint(np.median)
+def median(y, a, axis=None, out=None, keepdims=False):
+    """The middle element of each lane, or the mean of the two middle ones (see `median_weights` for ties);
+    `overwrite_input` is not in the signature: a call passing it has no rule."""
+    d[a] = unreduce(d[y], a, axis, keepdims) * median_weights(a, axis)
+
+
+@tangent(np.median)
+def median(y, a, axis=None, out=None, keepdims=False):
+    d[y] = np.sum(d[a] * median_weights(a, axis), axis=axis, keepdims=keepdims)
+
+
+@adjoint(np.average)
+def average(y, a, axis=None, weights=None, *, keepdims=False):
+    """``sum(w * a) / sum(w)``; `returned` is not in the signature (a call passing it has no rule)."""
+    w = 1.0 if weights is None else weights_like(weights, a, axis)
+    total = np.sum(np.broadcast_to(w, np.shape(a)), axis=axis, keepdims=True)
+    d[a] = unreduce(d[y], a, axis, keepdims) * w / total
+    d[weights] = np.reshape(unbroadcast(unreduce(d[y], a, axis, keepdims) * (a - unreduce(y, a, axis, keepdims))
+                                        / total, w), np.shape(weights))
+
+
+@tangent(np.average)
+def average(y, a, axis=None, weights=None, *, keepdims=False):
+    w = 1.0 if weights is None else weights_like(weights, a, axis)
+    d[y] = (np.sum(d[a] * w, axis=axis, keepdims=keepdims)
+            + np.sum(weights_like(d[weights], a, axis) * (a - unreduce(y, a, axis, keepdims)), axis=axis,
+                     keepdims=keepdims)) / np.sum(np.broadcast_to(w, np.shape(a)), axis=axis, keepdims=keepdims)
 
 
 @adjoint(np.var)

@@ -25,14 +25,17 @@ from __future__ import annotations
 import ast
 import builtins
 import dataclasses
+import importlib
 import inspect
 import linecache
+import sys
 import textwrap
+import types
 from dataclasses import dataclass, field
 from typing import Callable
 
 from .. import guards
-from ..errors import Location, S2SGradError
+from ..errors import Location, NoDerivativeRule, S2SGradError
 from ..ir.names import TEMPLATE_BUILTINS
 from .checks import check_template
 
@@ -68,6 +71,23 @@ class _Adjoints:
 
 
 d = _Adjoints()
+
+
+def no_derivative(reason: str, *tangents) -> None:
+    """A template's mark of an argument the primitive has no derivative in: ``d[a] = no_derivative("...")`` in
+    an adjoint, a term ``no_derivative("...", d[a])`` in a tangent. Where a derivative flows into `a`, the
+    call is refused at the user's line with `reason` (never a zero derivative). Templates are never run."""
+    raise RuntimeError("derivative rules are templates and are not meant to be called")
+
+
+def refusal(expr: ast.expr) -> NoDerivativeRule | None:
+    """The error a ``no_derivative("...", ...)`` call in template expression `expr` stands for, else None."""
+    for node in ast.walk(expr):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "no_derivative" \
+                and node.args and isinstance(node.args[0], ast.Constant):
+            return NoDerivativeRule(node.args[0].value, None, "wrap the argument in s2sgrad.stop_gradient(...) if "
+                                                              "no derivative should flow through it")
+    return None
 
 
 @dataclass
@@ -122,16 +142,44 @@ def hashable(fn):
     return fn
 
 
-def _key(primitive) -> int:
-    return id(primitive.fn if isinstance(primitive, Opaque) else primitive)
+def key(primitive) -> object:
+    """What the rule table knows `primitive` by: its identity; a bound method's, that of its object and function
+    (``scipy.stats.norm.logpdf`` is a new method object at each attribute read).
+
+        >>> class Law:
+        ...     def logpdf(self, x):
+        ...         return -x * x / 2
+        >>> law = Law()
+        >>> law.logpdf is law.logpdf, key(law.logpdf) == key(law.logpdf)
+        (False, True)
+    """
+    primitive = primitive.fn if isinstance(primitive, Opaque) else primitive
+    if isinstance(primitive, types.MethodType):
+        return id(primitive.__self__), id(primitive.__func__)
+    return id(primitive)
 
 
-_RULES: dict[int, Rule] = {}
-_TANGENT_ONLY: dict[int, Rule] = {}        # forward-mode rules of primitives that have no adjoint
-_NONDIFFERENTIABLE: dict[int, object] = {}
-_COMPLEX_ADJOINTS: dict[int, Rule] = {}   # rules for calls on complex values, where the real rule is not one
-_SAME_FOR_COMPLEX: set[int] = set()       # primitives whose rule holds for complex values as written
+_RULES: dict[object, Rule] = {}
+_TANGENT_ONLY: dict[object, Rule] = {}        # forward-mode rules of primitives that have no adjoint
+_NONDIFFERENTIABLE: dict[object, object] = {}
+_COMPLEX_ADJOINTS: dict[object, Rule] = {}   # rules for calls on complex values, where the real rule is not one
+_SAME_FOR_COMPLEX: set[object] = set()       # primitives whose rule holds for complex values as written
 _KEEPALIVE: list[object] = []
+# Rule modules of optional libraries, loaded when their library is first seen imported: (library, rule module).
+_OPTIONAL = [("scipy.special", "s2sgrad.rules.scipy_special"), ("scipy.stats", "s2sgrad.rules.scipy_stats"),
+             ("scipy.signal", "s2sgrad.rules.scipy_signal")]
+
+
+def load_optional_rules() -> None:
+    """Register the rules of each optional library the program has imported (`scipy.special`, `scipy.stats`,
+    `scipy.signal`):
+    ``import s2sgrad`` never imports them itself."""
+    for library, module in [entry for entry in _OPTIONAL if entry[0] in sys.modules]:
+        _OPTIONAL.remove((library, module))
+        if module in sys.modules:        # imported by hand, and its rules since taken out of the table: again
+            importlib.reload(sys.modules[module])
+        else:
+            importlib.import_module(module)
 
 
 def parse_template(template: Callable) -> Rule:
@@ -164,8 +212,8 @@ def register_adjoint(primitives: tuple, rule: Rule) -> None:
     _checked(rule, primitives, "adjoint")
     for primitive in primitives:
         _KEEPALIVE.append(primitive)
-        _RULES[id(primitive)] = dataclasses.replace(rule, primitive=primitive)
-        _NONDIFFERENTIABLE.pop(id(primitive), None)
+        _RULES[key(primitive)] = dataclasses.replace(rule, primitive=primitive)
+        _NONDIFFERENTIABLE.pop(key(primitive), None)
     guards.invalidate_all()
 
 
@@ -175,10 +223,10 @@ def register_tangent(primitives: tuple, rule: Rule) -> None:
     for primitive in primitives:
         own = dataclasses.replace(rule, primitive=primitive)
         _KEEPALIVE.append(primitive)
-        if id(primitive) in _RULES:
-            _RULES[id(primitive)].tangent = own
+        if key(primitive) in _RULES:
+            _RULES[key(primitive)].tangent = own
         else:
-            _TANGENT_ONLY[id(primitive)] = own
+            _TANGENT_ONLY[key(primitive)] = own
     guards.invalidate_all()
 
 
@@ -229,7 +277,7 @@ def complex_adjoint(*primitives: object) -> Callable[[Callable], Callable]:
         rule = _checked(parse_template(template), primitives, "adjoint")
         for primitive in primitives:
             _KEEPALIVE.append(primitive)
-            _COMPLEX_ADJOINTS[id(primitive)] = dataclasses.replace(rule, primitive=primitive)
+            _COMPLEX_ADJOINTS[key(primitive)] = dataclasses.replace(rule, primitive=primitive)
         guards.invalidate_all()
         return template
     return register
@@ -240,37 +288,43 @@ def same_for_complex(*primitives: object) -> None:
     linear maps with real coefficients: sums, reshapes, indexing)."""
     for primitive in primitives:
         _KEEPALIVE.append(primitive)
-        _SAME_FOR_COMPLEX.add(id(primitive))
+        _SAME_FOR_COMPLEX.add(key(primitive))
     guards.invalidate_all()
 
 
 def complex_rule_for(primitive: object) -> Rule | None:
     """The derivative rule of a call of `primitive` on complex values, or None if none is known to hold."""
-    if _key(primitive) in _SAME_FOR_COMPLEX:
+    if key(primitive) in _SAME_FOR_COMPLEX:
         return rule_for(primitive)
-    return _COMPLEX_ADJOINTS.get(_key(primitive))
+    return _COMPLEX_ADJOINTS.get(key(primitive))
 
 
 def nondifferentiable(*primitives: object) -> None:
     """Declare that `primitives` have no gradient (integer or boolean results, shapes, constructors)."""
     for primitive in primitives:
         _KEEPALIVE.append(primitive)
-        _NONDIFFERENTIABLE[id(primitive)] = primitive
+        _NONDIFFERENTIABLE[key(primitive)] = primitive
     guards.invalidate_all()
 
 
 def rule_for(primitive: object) -> Rule | None:
     """The derivative rule of `primitive`, or None."""
-    return _RULES.get(_key(primitive))
+    if _OPTIONAL:
+        load_optional_rules()
+    return _RULES.get(key(primitive))
 
 
 def tangent_rule_for(primitive: object) -> Rule | None:
     """The forward-mode rule of `primitive` (a `Rule` whose body sets ``d[y]``), or None."""
-    owner = _RULES.get(_key(primitive))
+    if _OPTIONAL:
+        load_optional_rules()
+    owner = _RULES.get(key(primitive))
     if owner is not None and owner.tangent is not None:
         return owner.tangent
-    return _TANGENT_ONLY.get(_key(primitive))
+    return _TANGENT_ONLY.get(key(primitive))
 
 
 def is_nondifferentiable(primitive: object) -> bool:
-    return _key(primitive) in _NONDIFFERENTIABLE
+    if _OPTIONAL:
+        load_optional_rules()
+    return key(primitive) in _NONDIFFERENTIABLE

@@ -26,6 +26,7 @@ from ..runtime import (
     einsum_grad,
     einsum_grad_tangent,
     fitted,
+    full_convolution,
     grad_or_zeros,
     hfft_grad,
     ihfft_grad,
@@ -44,6 +45,7 @@ from ..runtime import (
     seq_unrepeat,
     seq_unwritten,
     seq_written,
+    signal_full,
     sorted_like,
     stack_pop,
     stack_pop_rows,
@@ -55,12 +57,18 @@ from ..runtime import (
     uncast,
     unconcatenate,
     undiagonal,
+    undiff,
+    ungradient,
+    unpad,
     unreduce,
     unrepeat,
+    unselect,
     unsort,
     unstack,
     untake,
+    untake_along_axis,
     untile,
+    weights_like,
     written,
 )
 from .registry import d, nondifferentiable, tangent
@@ -68,7 +76,8 @@ from .registry import d, nondifferentiable, tangent
 # Results that carry no derivative: zeros, checks, empty stacks, what is kept of a value's shape.
 nondifferentiable(*[getattr(runtime, name) for name in ("zeros_like", "check_scalar", "assert_true", "Stack", "like",
                                                         "clip_choice", "linspace_fraction", "one_step",
-                                                        "extremum_ties", "transform_axes")
+                                                        "extremum_ties", "transform_axes", "median_weights",
+                                                        "trapezoid_weights")
                     if hasattr(runtime, name)])
 
 
@@ -300,3 +309,45 @@ def seq_unwritten(y, g, xs, index, value):
 @tangent(seq_unrepeat)
 def seq_unrepeat(y, g, xs):
     d[y] = seq_unrepeat(d[g], xs)
+
+
+# --- the transposes of NumPy's linear Python functions (runtime.transposes), and np.average's weights --------
+
+@tangent(undiff)
+def undiff(y, g, n, axis):
+    d[y] = undiff(d[g], n, axis)
+
+
+@tangent(ungradient)
+def ungradient(y, g, f, *varargs, axis=None, edge_order=1):
+    d[y] = ungradient(d[g], f, *varargs, axis=axis, edge_order=edge_order)
+
+
+@tangent(unpad)
+def unpad(y, g, array, pad_width, mode="constant"):
+    d[y] = unpad(d[g], array, pad_width, mode)
+
+
+@tangent(untake_along_axis)
+def untake_along_axis(y, g, arr, indices, axis):
+    d[y] = untake_along_axis(d[g], arr, indices, axis)
+
+
+@tangent(full_convolution)
+def full_convolution(y, g, a, v, mode="full"):
+    d[y] = full_convolution(d[g], a, v, mode)
+
+
+@tangent(signal_full)
+def signal_full(y, g, in1, in2, mode="full"):
+    d[y] = signal_full(d[g], in1, in2, mode)
+
+
+@tangent(unselect)
+def unselect(y, g, condlist, choicelist):
+    d[y] = unselect(d[g], condlist, choicelist)
+
+
+@tangent(weights_like)
+def weights_like(y, weights, a, axis=None):
+    d[y] = weights_like(d[weights], a, axis)

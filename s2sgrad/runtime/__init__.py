@@ -6,7 +6,8 @@ of the package does one job: the stack of primal values (`stacks`), gradients of
 `sequences`, `dicts`), objects as records (`records`), the lowered form's control flow (`control`), checkpointed
 loops (`checkpoints`) and random states (`random_states`), calls of s2sgrad's own derivatives
 (`derivatives`), and the helpers of the derivative rules (`contractions`, `shapes`, `reductions`, `elementwise`,
-and `selections` for Python's builtins).
+`transposes`, `selections` for Python's builtins, and `libraries`: optional libraries such as SciPy, imported
+when first used).
 
     >>> import numpy as np
     >>> s = Stack()
@@ -60,6 +61,7 @@ from .fft import fitted, hfft_grad, ihfft_grad, irfft_grad, irfftn_grad, rfft_gr
 from .gradients import Like, add_grads, complete, grad_or_zeros, like, zeros_like
 from .gradients import rebuilt as rebuilt  # (not in __all__, as RandomStates: for s2sgrad's own modules)
 from .indexing import scatter, seq_scatter
+from .libraries import scipy_signal, scipy_special
 from .linalg import (
     cholesky_grad,
     cholesky_tangent,
@@ -104,10 +106,13 @@ from .reductions import (
     cumprod_grad_tangent_y,
     cumprod_tangent,
     divide_or_zero,
+    median_weights,
     norm_grad,
     product_of_others,
     product_of_others_tangent,
+    trapezoid_weights,
     vector_norm_grad,
+    weights_like,
 )
 from .selections import (
     default_grad,
@@ -157,6 +162,15 @@ from .shapes import (
 )
 from .sparse import SparseGrad, densify
 from .stacks import Stack, stack_pop, stack_pop_rows, stack_push
+from .transposes import (
+    full_convolution,
+    signal_full,
+    undiff,
+    ungradient,
+    unpad,
+    unselect,
+    untake_along_axis,
+)
 from .writes import add_at, at_copy, extremum_ties, maximum_at, minimum_at, setitem, subtract_at, written, written_copy
 
 __all__ = [
@@ -187,6 +201,9 @@ __all__ = [
     "matrix_power_tangent", "tensorinv_grad", "tensorinv_tangent", "tensorsolve_grad_a", "tensorsolve_grad_b",
     "tensorsolve_tangent", "fitted", "transform_axes", "rfft_grad", "irfft_grad", "rfftn_grad", "irfftn_grad",
     "hfft_grad", "ihfft_grad", "multi_dot_grad", "multi_dot_tangent", "kron_grad_a", "kron_grad_b", "cross_grad",
+    "written_copy", "as_column", "unsort", "sorted_like", "scipy_special", "scipy_signal",
+    "median_weights", "weights_like", "trapezoid_weights", "undiff", "ungradient", "unpad", "untake_along_axis",
+    "full_convolution", "unselect", "signal_full",
     # forward mode and higher order
     "broadcast_like", "stack_push", "stack_pop", "stack_pop_rows", "einsum_tangent", "einsum_grad_tangent",
 ]

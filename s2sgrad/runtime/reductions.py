@@ -164,3 +164,63 @@ def vector_norm_grad(g, y, x, axis=None, keepdims=False, ord=2):
     lanes = np.reshape(moved, moved.shape[:x.ndim - len(axes)] + (-1,))
     grad = norm_grad(np.reshape(g, lanes.shape[:-1]), np.reshape(y, lanes.shape[:-1]), lanes, ord, -1)
     return np.moveaxis(np.reshape(grad, moved.shape), ends, axes)
+def median_weights(a, axis=None):
+    """The gradient of ``np.median(a, axis)`` for a gradient of ones: each lane's median is its middle element,
+    or the mean of its two middle ones; the weight of a middle value is shared evenly among the elements equal
+    to it (as a maximum's among ties).
+
+        >>> median_weights(np.array([3.0, 1.0, 2.0, 5.0])).tolist()
+        [0.5, 0.0, 0.5, 0.0]
+        >>> median_weights(np.array([2.0, 1.0, 2.0])).tolist()
+        [0.5, 0.0, 0.5]
+    """
+    a = np.asarray(a)
+    axes = _reduced(axis, a.ndim)
+    lanes = np.moveaxis(a, axes, range(a.ndim - len(axes), a.ndim))
+    lanes = np.reshape(lanes, lanes.shape[:a.ndim - len(axes)] + (-1,))
+    n = lanes.shape[-1]
+    ordered = np.sort(lanes, axis=-1)
+    middles = sorted({(n - 1) // 2, n // 2})          # one position for an odd count, two for an even one
+    weights = np.zeros(lanes.shape)
+    for k in middles:
+        hit = lanes == ordered[..., k:k + 1]
+        weights = weights + hit / np.sum(hit, axis=-1, keepdims=True) / len(middles)
+    kept = [a.shape[k] for k in range(a.ndim) if k not in axes]
+    weights = np.reshape(weights, kept + [a.shape[k] for k in axes])
+    return np.moveaxis(weights, range(a.ndim - len(axes), a.ndim), axes)
+
+
+def weights_like(weights, a, axis=None):
+    """``np.average``'s weights as an array that broadcasts against `a`: as they are if they have a's number of
+    axes, else (1-D weights along one axis) with that axis in place.
+
+        >>> weights_like(np.array([1.0, 2.0]), np.zeros((2, 3)), 0).shape
+        (2, 1)
+    """
+    if np.ndim(weights) == np.ndim(a):
+        return weights
+    shape = [1] * np.ndim(a)
+    shape[int(np.atleast_1d(axis)[0]) % np.ndim(a)] = np.size(weights)
+    return np.reshape(weights, shape)
+
+
+def trapezoid_weights(y, x=None, dx=1.0, axis=-1):
+    """The weight of each value of y in ``np.trapezoid(y, x, dx, axis)``: half the spacings on either side,
+    as an array that broadcasts against y.
+
+        >>> trapezoid_weights(np.zeros(4), np.array([0.0, 1.0, 3.0, 4.0])).tolist()
+        [0.5, 1.5, 1.5, 0.5]
+    """
+    axis = axis % np.ndim(y)
+    if x is None:
+        spacing = np.full(np.shape(y)[axis] - 1, float(dx)) if np.ndim(dx) == 0 else np.asarray(dx, dtype=float)
+    else:
+        spacing = np.diff(x, axis=axis if np.ndim(x) == np.ndim(y) else -1)
+    if np.ndim(spacing) == 1:
+        shape = [1] * np.ndim(y)
+        shape[axis] = -1
+        spacing = np.reshape(spacing, shape)
+    pad = [(0, 0)] * np.ndim(spacing)
+    before, after = list(pad), list(pad)
+    before[axis], after[axis] = (1, 0), (0, 1)
+    return (np.pad(spacing, before) + np.pad(spacing, after)) / 2.0

@@ -26,7 +26,7 @@ from ..ir.nodes import Const, Op, Var
 from ..ir.syntax import np_call as _np_call
 from ..ir.syntax import with_shape
 from ..optimizations import ALL
-from ..rules.registry import Rule
+from ..rules.registry import Rule, refusal
 from .templates import Simplify, Substitute, bind, drop_dead, materialize
 
 
@@ -112,6 +112,8 @@ def expand(rule: Rule, op: Op, result: str, adjoint: ast.expr, is_active, names,
                     steps.append(Contribution(item, ast.Subscript(expr, ast.Constant(k), ast.Load())))
             continue
         if is_active(atom):
+            if refusal(stmt.value) is not None:          # d[a] = no_derivative("..."): none flows into a
+                raise refusal(stmt.value)
             expr = substitute.visit(copy.deepcopy(stmt.value))
             if shapes is not None and "shapes" in optimizations:
                 expr = _Unbroadcast(shapes, result, adjoint, "dot" in optimizations).visit(expr)

@@ -26,13 +26,13 @@ from dataclasses import dataclass
 from ..ir import primitives
 from ..ir.names import Names
 from ..ir.nodes import Op, Var, atom_expr
-from ..rules.registry import Rule
+from ..rules.registry import Rule, refusal
 from .templates import Simplify, Substitute, bind, dotted, drop_dead, fold, is_number, materialize, picked_branch
 
 # Calls that add their arguments: a zero argument is left out.
 SUMS = {"add_grads"}
 # Calls that broadcast a zero in these positions: it is written as this constant.
-ZERO_FILLS = {"np.where": {1: 0.0, 2: 0.0}, "setitem": {2: 0.0},
+ZERO_FILLS = {"np.where": {1: 0.0, 2: 0.0}, "setitem": {2: 0.0}, "np.select": {2: 0.0},
               "einsum_grad_tangent": {1: None, 4: None}, "tensorsolve_tangent": {0: None, 1: None}}
 
 
@@ -190,6 +190,8 @@ class _Simplify(Simplify):
         tangents = [a for a in arguments if _has_tangent(a)]
         if tangents and all(_is_zero(a) for a in tangents):
             return _zero_like(node)                         # linear in its tangents, all zero
+        if name == "no_derivative":                         # no_derivative("...", d[a]) with a tangent in a
+            raise refusal(node)
         for position, fill in ZERO_FILLS.get(name, {}).items():
             if position < len(node.args) and _is_zero(node.args[position]):
                 node.args[position] = ast.Constant(fill)

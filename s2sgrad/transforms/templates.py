@@ -116,6 +116,13 @@ class Substitute(ast.NodeTransformer):
             return expr
         return node
 
+    def visit_Call(self, node):
+        """``f(*items)`` for a ``*items`` parameter: the items, one argument each (generated code has no ``*``)."""
+        self.generic_visit(node)
+        node.args = [item for arg in node.args for item in
+                     (arg.value.elts if isinstance(arg, ast.Starred) and isinstance(arg.value, ast.Tuple) else [arg])]
+        return node
+
 
 def is_number(node) -> bool:
     return isinstance(node, ast.Constant) and type(node.value) in (int, float)
