@@ -30,7 +30,7 @@ from .contractions import (
     tensordot_grad_a,
     tensordot_grad_b,
 )
-from .control import assert_true, check_scalar, dict_keys, format_string, if_else, while_loop
+from .control import assert_true, check_scalar, dict_keys, format_string, if_else, output_seed, while_loop
 from .derivatives import derivative_jvp, derivative_vjp
 from .elementwise import cast_tangent, clip_choice, uncast
 from .gradients import Like, add_grads, complete, grad_or_zeros, like, zeros_like
@@ -78,7 +78,8 @@ __all__ = [
     "Stack", "SparseGrad", "Like", "like", "sum_to", "unbroadcast", "unreduce", "zeros_like", "complete",
     "scatter", "seq_scatter", "add_grads", "densify", "while_loop", "if_else",
     "setitem", "list_append", "seq_setitem", "seq_written", "seq_unwritten", "seq_concat", "seq_repeat",
-    "seq_unrepeat", "dict_keys", "format_string", "check_scalar", "assert_true", "written", "Checkpoints", "Work",
+    "seq_unrepeat", "dict_keys", "format_string", "check_scalar", "output_seed", "assert_true", "written",
+    "Checkpoints", "Work",
     "copy_state", "random_state", "replay", "swap_random_state", "derivative_vjp", "derivative_jvp", "unstack",
     "grad_or_zeros", "matmul_grad_a", "matmul_grad_b",
     "tensordot_grad_a", "tensordot_grad_b", "one_step", "einsum_grad", "unconcatenate", "untile", "unrepeat",
