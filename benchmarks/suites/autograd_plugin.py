@@ -33,6 +33,8 @@ def _alarm(signum, frame):
 
 def _ending(error: BaseException) -> Outcome:
     """The class of the exception a test itself ended with."""
+    if isinstance(error, operators.ComplexOnly):
+        return Outcome("test", "complex", str(error)[:300], type(error).__name__)
     if isinstance(error, (operators.NotMapped, ImportError)):
         return Outcome("test", "not-mapped", f"{type(error).__name__}: {error}"[:300], type(error).__name__)
     if isinstance(error, AttributeError) and re.match(r"module '(numpy|scipy)[\w.]*' has no attribute", str(error)):

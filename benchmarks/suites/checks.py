@@ -22,6 +22,7 @@ returns an `Outcome` whose status is one of
 from __future__ import annotations
 
 import copy
+import pathlib
 import traceback
 from dataclasses import dataclass
 
@@ -159,13 +160,23 @@ def _failure(mode: str, error: BaseException) -> Outcome:
     return Outcome(mode, status, text[:300], type(error).__name__)
 
 
+def _from_s2sgrad(error: BaseException) -> bool:
+    """Was `error` raised by s2sgrad, or inside code it generated?"""
+    package = pathlib.Path(sg.__file__).parent
+    return isinstance(error, sg.S2SGradError) or any(
+        frame.filename.startswith("<s2sgrad") or pathlib.Path(frame.filename).is_relative_to(package)
+        for frame in traceback.extract_tb(error.__traceback__))
+
+
 def _start(mode, f, args, kwargs):
     """The plain value of `f`, or the outcome that ends the check before it starts."""
     if is_complex(args):
         return None, Outcome(mode, "complex")
     try:
         y = f(*copy.deepcopy(list(args)), **kwargs)
-    except Exception as error:                     # plain NumPy cannot run it
+    except Exception as error:
+        if _from_s2sgrad(error):                   # a derivative `f` itself calls failed
+            return None, _failure(mode, error)
         return None, Outcome(mode, "no-numpy", f"{type(error).__name__}: {error}"[:300], type(error).__name__)
     if is_complex(y):
         return None, Outcome(mode, "complex")

@@ -21,6 +21,7 @@ import numpy as np
 
 import s2sgrad as sg
 
+from .checks import leaves, rebuild
 from .wrappers import is_python_function, python_call
 
 
@@ -169,8 +170,26 @@ def _not_mapped(name):
     return operator
 
 
-holomorphic_grad = _not_mapped("holomorphic_grad")      # complex inputs: out of scope
-grad_and_aux = _not_mapped("grad_and_aux")
+class ComplexOnly(NotMapped):
+    """An operator of complex functions (out of scope: counted with the complex inputs)."""
+
+
+def holomorphic_grad(fun, argnum=0):
+    raise ComplexOnly("autograd.holomorphic_grad differentiates complex functions")
+
+
+def grad_and_aux(fun, argnum=0):
+    """``(*args) -> (gradient of the first output, the second output)`` for `fun` returning ``(value, aux)``:
+    the vjp with the seed 1 for the value and zeros for `aux`."""
+    vjp = _lift(sg.vjp, fun, argnum)
+
+    def at(*args, **kwargs):
+        value, aux = fun(*args, **kwargs)
+        zeros = rebuild(aux, [np.zeros(np.shape(leaf)) if np.ndim(leaf) else 0.0 for leaf in leaves(aux)])
+        return vjp(*args, (1.0, zeros), **kwargs)[1], aux
+    return _adapter(at)
+
+
 make_ggnvp = _not_mapped("make_ggnvp")
 multigrad_dict = _not_mapped("multigrad_dict")
 

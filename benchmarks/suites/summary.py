@@ -23,6 +23,8 @@ def status(records: list, error: dict | None, mode: str, used: bool = True, skip
     """The status of one test in `mode` (``rev``, ``fwd``, or ``all`` for every check it made)."""
     mine = [r["status"] for r in records if mode == "all" or r["mode"] == mode]
     if not used:                        # the test made no derivative: whatever it found is not about s2sgrad
+        if error is not None and error["status"] in APART:
+            return error["status"]
         return "skipped" if skipped else "no-derivative"
     if error is not None and (mode != "fwd" or mine):
         mine.append(error["status"])
