@@ -134,3 +134,14 @@ def test_bigger_or_empty_outputs_are_refused_at_the_return(derivative, f, arg, s
                                                            f"{shape}")) as error:
         derivative(f)(arg)
     assert error.value.location.line == f.__code__.co_firstlineno + 1
+
+
+@pytest.mark.parametrize("options", [{"optimize": False}, {"checkpoint": sg.Periodic(1)}], ids=["naive", "checkpoint"])
+def test_the_seed_is_shaped_under_every_scheme(options):
+    for f, args in (CASES[2], CASES[-1]):
+        np.testing.assert_allclose(sg.grad(f, **options)(*args), sg.grad(f)(*args), rtol=1e-12)
+
+
+@pytest.mark.parametrize("f, args", CASES, ids=IDS)
+def test_check_grad_takes_the_one_element(f, args):
+    assert sg.check_grad(f, *args, wrt=tuple(range(len(args)))) < 1e-6
