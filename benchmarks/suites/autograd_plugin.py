@@ -33,7 +33,7 @@ def _alarm(signum, frame):
 
 def _ending(error: BaseException) -> Outcome:
     """The class of the exception a test itself ended with."""
-    if isinstance(error, operators.ComplexOnly):
+    if isinstance(error, operators.ComplexOnly) or re.search(r"argument '\w+' of \w+ is complex", str(error)):
         return Outcome("test", "complex", str(error)[:300], type(error).__name__)
     if isinstance(error, (operators.NotMapped, ImportError)):
         return Outcome("test", "not-mapped", f"{type(error).__name__}: {error}"[:300], type(error).__name__)
