@@ -268,7 +268,7 @@ def check_grad(f: Callable, *args, wrt: Wrt = 0, eps: float = 1e-6, seed: int = 
         def at(t):
             moved = list(args)
             moved[k] = rebuild([leaf + t * v for leaf, v in zip(leaves, directions)])
-            return float(f(*moved))
+            return float(np.reshape(f(*moved), ()))        # a scalar, or an array of one element
         numeric = (at(eps) - at(-eps)) / (2 * eps)
         analytic = sum(float(np.sum(np.asarray(gl) * v)) for gl, v in zip(flatten(g)[0], directions))
         worst = max(worst, abs(numeric - analytic) / max(1.0, abs(numeric), abs(analytic)))

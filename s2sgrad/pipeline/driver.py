@@ -315,8 +315,8 @@ class GradientModule:
                                     f"complex value between {', '.join(map(repr, wrt))} and the output, and its "
                                     "derivative rule is not known to hold for complex values", complex_call.loc,
                                     COMPLEX_HINT)
-        scalar_output = mode == "grad" and "dead_primal_code" in self.optimizations \
-            and isinstance(lowered.result, Var) and is_scalar_output(lowered.result.name, analysis)
+        known_scalar = isinstance(lowered.result, Var) and is_scalar_output(lowered.result.name, analysis)
+        scalar_output = mode == "grad" and "dead_primal_code" in self.optimizations and known_scalar
         self.structures.append({**local_dicts(lowered), **lowered.objects,
                                 **{p: k for p, k in kinds.items()
                                    if k == DICT or isinstance(k, Fields) or is_object_kind(k)}})
@@ -331,14 +331,11 @@ class GradientModule:
         backward_line = comment_line("backward sweep")       # where the passes find the backward sweep
         if sweeps.backward:
             body += [backward_line, *sweeps.backward]
-        if mode == "value_and_grad":
-            body.append(ast.Return(ast.Tuple([sweeps.result, grad], ast.Load())))
-        elif mode == "vjp":
+        if mode == "grad" and not scalar_output or mode == "value_and_grad" and not known_scalar:
+            body.insert(len(sweeps.forward) + 1, _output_check(sweeps, lowered, analysis))
+        if mode in ("value_and_grad", "vjp"):
             body.append(ast.Return(ast.Tuple([sweeps.result, grad], ast.Load())))
         else:
-            if mode == "grad" and not scalar_output:
-                body.insert(len(sweeps.forward) + 1,
-                            ast.Expr(_call("check_scalar", sweeps.result, ast.Constant(lowered.name))))
             body.append(ast.Return(grad))
         params = list(lowered.params) + [sweeps.seed]
         defaults = [ast.Constant(1.0)] if mode != "vjp" else []
@@ -515,3 +512,15 @@ def _all_atoms(block, result):
 
 __all__ = ["GradientModule", "kind_of", "structure_fields", "GeneratedFunction", "BackwardSweep", "Pass", "run_passes",
            "GRADIENT_PASSES"]
+
+
+def _output_check(sweeps, lowered, analysis) -> ast.stmt:
+    """The check that a gradient's output is a scalar: ``check_scalar(out, 'f')``, or, where the output may be
+    an array of one element and its adjoint is used, ``dout = output_seed(out, dout, 'f')``, which also shapes
+    the seed like the output."""
+    seed_used = any(isinstance(node, ast.Name) and node.id == sweeps.seed
+                    for stmt in sweeps.backward for node in ast.walk(stmt))
+    if not seed_used or isinstance(lowered.result, Var) and analysis.shapes.is_scalar(lowered.result):
+        return ast.Expr(_call("check_scalar", sweeps.result, ast.Constant(lowered.name)))
+    return ast.Assign([_store(sweeps.seed)], _call("output_seed", sweeps.result, _name(sweeps.seed),
+                                                    ast.Constant(lowered.name)))

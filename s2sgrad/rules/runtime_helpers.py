@@ -74,8 +74,8 @@ from ..runtime import (
 from .registry import d, nondifferentiable, tangent
 
 # Results that carry no derivative: zeros, checks, empty stacks, what is kept of a value's shape.
-nondifferentiable(*[getattr(runtime, name) for name in ("zeros_like", "check_scalar", "assert_true", "Stack", "like",
-                                                        "clip_choice", "linspace_fraction", "one_step",
+nondifferentiable(*[getattr(runtime, name) for name in ("zeros_like", "check_scalar", "output_seed", "assert_true",
+                                                        "Stack", "like", "clip_choice", "linspace_fraction", "one_step",
                                                         "extremum_ties", "transform_axes", "median_weights",
                                                         "trapezoid_weights")
                     if hasattr(runtime, name)])

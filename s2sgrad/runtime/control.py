@@ -1,7 +1,8 @@
 """The lowered form's control flow and the statements and expressions it spells as calls: loops
 (`while_loop`; a loop over a dict counts its trips with `dict_keys`), branches (`if_else`), asserts,
 ``raise`` (`raise_error`), which path a ``try`` takes (`exception_of`), a name only a loop binds
-(`UNBOUND`, `read_after_loop`), f-strings, and the check that a function whose gradient is taken returns a scalar.
+(`UNBOUND`, `read_after_loop`), f-strings, and the check that a function whose gradient is taken returns a scalar
+(or an array of one element, whose seed `output_seed` shapes like it).
 
     >>> while_loop(lambda i, n: i < n, lambda i, n: (i + 1,), (0,), (3,))
     (3,)
@@ -93,9 +94,20 @@ def format_string(template: str, *values) -> str:
 
 
 def check_scalar(value, function: str) -> None:
-    """Refuse a non-scalar output where a gradient needs a scalar."""
-    if np.ndim(value) != 0 or isinstance(value, (list, tuple, dict)):
+    """Refuse an output that is not a scalar or an array of one element where a gradient needs a scalar."""
+    if isinstance(value, (list, tuple, dict)) or np.size(value) != 1:
         raise NonScalarOutput(f"grad needs '{function}' to return a scalar, but it returned "
                               f"{type(value).__name__} of shape {np.shape(value)}",
                               hint="use s2sgrad.vjp(f) and pass the output's adjoint, "
                                    "or reduce the output to a scalar (np.sum, np.mean)")
+
+
+def output_seed(value, seed, function: str):
+    """The adjoint `seed` of a gradient's output `value`, shaped like it: `seed` for a scalar, an array of
+    `seed` for an array of one element (its gradient is that of the element); other outputs are refused.
+
+        >>> output_seed(np.ones((1, 1)), 1.0, "f")
+        array([[1.]])
+    """
+    check_scalar(value, function)
+    return seed if np.ndim(value) == 0 else np.full(np.shape(value), seed)
