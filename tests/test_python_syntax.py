@@ -532,6 +532,16 @@ def _returns_inside_try(x):
         return 0.0
 
 
+def _partial_state_in_try(x):
+    y = x
+    try:
+        y = x * 2.0
+        z = np.linalg.inv(np.outer(x, x))
+    except np.linalg.LinAlgError:
+        z = 0.0
+    return np.sum(y) + np.sum(z)
+
+
 def _unknown_context(x):
     with open("data.txt"):
         y = x * 2.0
@@ -584,6 +594,8 @@ def _bare_raise(x):
 
 REFUSED = [
     (_returns_inside_try, "return np.sum(x)", r"'return'.* inside a 'try' block", r"return after it"),
+    (_partial_state_in_try, "try:", r"'y' is bound or changed inside the try block before its last statement",
+     r"every except block"),
     (_unknown_context, 'open("data.txt")', r"context managers that change no value", r"move the with block"),
     (_errstate_raise, '"raise"', r"np.errstate is supported with 'ignore'", r"check the values"),
     (_assigns_a_global, "global GLOBAL_SCALE", r"declared global and assigned", r"return the new value"),
