@@ -38,6 +38,7 @@ import numpy as np
 from .. import runtime
 from .closures import assigned_names
 from .gast_build import assign, call, const, contains, located, name
+from .parse import MISSING
 
 NO_EFFECT_CONTEXTS = (np.errstate, np.printoptions, warnings.catch_warnings, contextlib.nullcontext)
 SUGARED = (gast.With, gast.Try, gast.Global, gast.Nonlocal, gast.Import, gast.ImportFrom)
@@ -197,6 +198,12 @@ def _probe(desugar, stmt):
         elif isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and node.id not in bound \
                 and node.id not in reads and (node.id in desugar.assigned or node.id in parsed.closure):
             reads.append(node.id)
+    for node in (n for s in stmt.body for n in gast.walk(s)):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and node.id not in reads \
+                and node.id not in bound and parsed.resolve(node.id) is MISSING:
+            raise desugar.error(f"the try block reads '{node.id}', which its own code, run first to find the path "
+                                "the try takes, cannot see (a function defined inside the differentiated one?)",
+                                node, f"define '{node.id}' at module level, or move the try block into a function")
     body = [gast.gast_to_ast(copy.deepcopy(s)) for s in stmt.body]
     function = ast.FunctionDef(name=f"try_block_{stmt.lineno}", args=ast.arguments(
         posonlyargs=[], args=[ast.arg(n) for n in reads], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
