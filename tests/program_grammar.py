@@ -454,6 +454,7 @@ class Generator:
         target = self.c.choice(targets)
         if "if" in self.features and self.on("cond_expr", 0.08):      # target = (e1) if c else (e2)
             e1, e2 = self.bounded(to_array, loops), self.bounded(to_array, loops)
+            e1, e2 = self.unaliased(e1, target, to_array), self.unaliased(e2, target, to_array)   # (as below)
             self.emit(indent, (f"{target} = ({e1}) if ", self.cond(loops), f" else ({e2})"))
             return
         augmented = self.on("augassign" if not to_array else "array_augassign", 0.25)
@@ -478,7 +479,7 @@ class Generator:
             first = self.unaliased(self.bounded(False, loops), target, False)
             if self.arrays and self.c.chance(0.5):
                 self.emit(indent, f"{target}, *_, {target}_last = {self.c.choice(self.arrays)} * 0.5")
-                self.emit(indent, f"{target} = {target} + {target}_last * 0.25")
+                self.emit(indent, f"{target} = np.sum({target} + {target}_last * 0.25)")
             else:
                 self.emit(indent, f"*_, {target} = ({self.bounded(False, loops)}, {first})")
             return

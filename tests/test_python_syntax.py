@@ -532,6 +532,26 @@ def _returns_inside_try(x):
         return 0.0
 
 
+def _partial_state_in_try(x):
+    y = x
+    try:
+        y = x * 2.0
+        z = np.linalg.inv(np.outer(x, x))
+    except np.linalg.LinAlgError:
+        z = 0.0
+    return np.sum(y) + np.sum(z)
+
+
+def _try_reads_a_nested_def(x):
+    def scaled(v):
+        return v * 2.0
+    try:
+        y = scaled(x)
+    except Exception:
+        y = x
+    return np.sum(y)
+
+
 def _unknown_context(x):
     with open("data.txt"):
         y = x * 2.0
@@ -584,6 +604,9 @@ def _bare_raise(x):
 
 REFUSED = [
     (_returns_inside_try, "return np.sum(x)", r"'return'.* inside a 'try' block", r"return after it"),
+    (_partial_state_in_try, "try:", r"'y' is bound or changed inside the try block before its last statement",
+     r"every except block"),
+    (_try_reads_a_nested_def, "y = scaled(x)", r"the try block reads 'scaled'", r"module level"),
     (_unknown_context, 'open("data.txt")', r"context managers that change no value", r"move the with block"),
     (_errstate_raise, '"raise"', r"np.errstate is supported with 'ignore'", r"check the values"),
     (_assigns_a_global, "global GLOBAL_SCALE", r"declared global and assigned", r"return the new value"),

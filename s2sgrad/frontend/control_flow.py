@@ -123,8 +123,8 @@ class ControlFlow:
         schedule = self.schedule(stmt)
         trips_node = getattr(stmt, "trips", None)
         trips = lowerer.atom(trips_node) if trips_node is not None else None
-        unbound = [n for n in sorted(getattr(stmt, "read_after", ())) if not isinstance(lowerer.env.get(n), str)
-                   and n in assigned_names(stmt.body)]
+        unbound = [n for n in sorted(getattr(stmt, "read_after", ())) if n not in lowerer.env
+                   and n not in lowerer.loop_locals and n in assigned_names(stmt.body)]
         for n in unbound:                     # bound by a trip, or never: Python reads it after the loop
             lowerer.emit(lowerer.define(n), Const(runtime.UNBOUND))
         before = dict(lowerer.env)

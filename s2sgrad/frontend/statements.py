@@ -30,12 +30,15 @@ import contextlib
 import copy
 import importlib
 import warnings
+from collections import Counter
 
 import gast
 import numpy as np
 
 from .. import runtime
+from .closures import assigned_names
 from .gast_build import assign, call, const, contains, located, name
+from .parse import MISSING
 
 NO_EFFECT_CONTEXTS = (np.errstate, np.printoptions, warnings.catch_warnings, contextlib.nullcontext)
 SUGARED = (gast.With, gast.Try, gast.Global, gast.Nonlocal, gast.Import, gast.ImportFrom)
@@ -69,7 +72,13 @@ def unstarred(desugar, stmt: gast.Assign) -> gast.Assign:
     k = stars[0]
     elts = list(target.elts)
     elts[k] = elts[k].value
-    value = call(runtime.unpack_starred, stmt.value, const(k), const(len(elts) - k - 1), const("list"))
+    after = len(elts) - k - 1
+    items = stmt.value.elts if isinstance(stmt.value, (gast.Tuple, gast.List)) else None
+    if items is not None and not any(isinstance(e, gast.Starred) for e in items) and len(items) >= k + after:
+        middle = gast.List(elts=items[k:len(items) - after], ctx=gast.Load())     # a display: split as written
+        value = gast.Tuple(elts=items[:k] + [middle] + items[len(items) - after:], ctx=gast.Load())
+    else:
+        value = call(runtime.unpack_starred, stmt.value, const(k), const(after), const("list"))
     return located(gast.Assign(targets=[gast.Tuple(elts=elts, ctx=gast.Store())], value=value,
                                type_comment=None), stmt)
 
@@ -117,6 +126,7 @@ def _try(desugar, stmt) -> list:
     if contains(stmt.body, exits):
         raise desugar.error("'return', 'break' or 'continue' inside a 'try' block with 'except' is not supported",
                             _first(stmt.body, exits), "assign the result in the try block and return after it")
+    _refuse_partial_state(desugar, stmt)
     caught = desugar.names.reserve("caught")
     types = []
     for handler in stmt.handlers:
@@ -147,6 +157,25 @@ def _try(desugar, stmt) -> list:
     return [located(assign(caught, outcome), stmt), branch] + list(stmt.finalbody)
 
 
+def _refuse_partial_state(desugar, stmt) -> None:
+    """The except path starts from the state before the ``try``; Python's starts from the state where the
+    exception came: refuse where the two can differ in a name read after (one the block binds or changes
+    before its last statement, or in its last one if that is compound), unless every handler binds it."""
+    last = stmt.body[-1]
+    earlier = stmt.body[:-1] + ([last] if isinstance(last, (gast.For, gast.While, gast.If, gast.With, gast.Try))
+                                else [])
+    inside = Counter(n.id for s in stmt.body for n in gast.walk(s) if isinstance(n, gast.Name)
+                     and isinstance(n.ctx, gast.Load))
+    for changed in assigned_names(earlier):
+        rebound = all(changed in assigned_names(h.body) for h in stmt.handlers)
+        if desugar.loads[changed] > inside[changed] and not rebound:
+            raise desugar.error(f"'{changed}' is bound or changed inside the try block before its last statement "
+                                "and read after it: where an exception comes later, Python keeps that change, "
+                                "while s2sgrad runs the except path from the state before the try block", stmt,
+                                f"assign '{changed}' in every except block too, or move the statement out of the "
+                                "try block")
+
+
 def _first(stmts, types):
     return next(n for s in stmts for n in gast.walk(s) if isinstance(n, types))
 
@@ -169,6 +198,12 @@ def _probe(desugar, stmt):
         elif isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and node.id not in bound \
                 and node.id not in reads and (node.id in desugar.assigned or node.id in parsed.closure):
             reads.append(node.id)
+    for node in (n for s in stmt.body for n in gast.walk(s)):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and node.id not in reads \
+                and node.id not in bound and parsed.resolve(node.id) is MISSING:
+            raise desugar.error(f"the try block reads '{node.id}', which its own code, run first to find the path "
+                                "the try takes, cannot see (a function defined inside the differentiated one?)",
+                                node, f"define '{node.id}' at module level, or move the try block into a function")
     body = [gast.gast_to_ast(copy.deepcopy(s)) for s in stmt.body]
     function = ast.FunctionDef(name=f"try_block_{stmt.lineno}", args=ast.arguments(
         posonlyargs=[], args=[ast.arg(n) for n in reads], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,

@@ -52,7 +52,10 @@ VIEW_OF_FIRST = _numpy(
     primitives.attribute}                                    # (an object's field is part of it)
 VIEW_OF_ANY = _numpy("atleast_1d", "atleast_2d", "atleast_3d", "broadcast_arrays", "einsum") | {
     list, tuple, dict, zip, enumerate, sorted, min, max, map, filter, primitives.make_tuple,
-    primitives.make_list, runtime.with_field, runtime.keyed_extremum, runtime.sorted_by_keys, runtime.first_item}
+    primitives.make_list, runtime.with_field, runtime.keyed_extremum, runtime.sorted_by_keys, runtime.first_item,
+    runtime.make_dict, runtime.dict_get, runtime.dict_values, runtime.dict_items,
+    runtime.dict_without, runtime.unpack_starred, runtime.unpack_filled, runtime.bind_call,
+    runtime.read_after_loop}     # (dicts, unpacking and binding hold their arguments' objects)
 READ_ONLY_VIEWS = _numpy("diagonal", "broadcast_to") | {np.lib.stride_tricks.sliding_window_view}
 VIEW_WITH_COPY_KEYWORD = _numpy("array", "meshgrid")     # copy=False (or None): may be views of the arguments
 
