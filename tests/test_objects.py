@@ -560,3 +560,9 @@ def test_an_object_holding_itself_is_refused_in_wrt():
     root.child = Node(normal(2), root)
     with pytest.raises(sg.WrtError, match="a cycle"):
         sg.grad(node_loss)(root)
+
+
+def test_source_of_a_bound_method():
+    model = fresh_mlp()
+    text = sg.source(model.loss, wrt="self", args=(normal(2),))
+    assert "def dloss_dself(self, x" in text and "complete(dself, self)" in text

@@ -46,6 +46,8 @@ from ..runtime.records import fields as record_fields
 from ..runtime.records import is_differentiable, is_record, is_record_class
 from .functions import LiftedFunction
 from .parse import parse_function
+from .relower import GeneratedFunction
+from .views import NEW_VALUE_ATTRIBUTES, VIEW_METHODS
 
 primitives.INTERNAL.update({runtime.random_draw: "random_draw", runtime.new_record: "new_record",
                             runtime.with_field: "with_field", runtime.as_named: "as_named"})
@@ -170,9 +172,12 @@ class Objects:
         """``base.attr`` where `base` holds a record: its field (an `attribute` read, or the index of a named
         tuple's field), a property (a call of its getter), a class-level value; None where `base` is no record."""
         kind = self.kind(base)
+        lowerer, attr = self.lowerer, node.attr
+        if kind is None and isinstance(lowerer.parsed, GeneratedFunction) and isinstance(base, Var) \
+                and attr not in NEW_VALUE_ATTRIBUTES | VIEW_METHODS:
+            return Op(primitives.attribute, [base, Const(attr)])    # (generated code reads only records' fields)
         if not isinstance(kind, ObjectKind):
             return None
-        lowerer, attr = self.lowerer, node.attr
         if kind.named and attr in kind.names:
             read = lowerer.bind(Op(primitives.seq_getitem, [base, Const(kind.names.index(attr))]), attr)
             if isinstance(kind.field(attr), (ObjectKind, ItemsKind)):
