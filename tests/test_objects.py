@@ -161,6 +161,14 @@ def replaced_inside(d, x):
     return np.sum(wider(x))
 
 
+FROZEN = Frozen(np.array([0.5, -1.0, 2.0]), 3)
+
+
+def replaced_global(w, x):
+    f = dataclasses.replace(FROZEN, w=w * x)
+    return np.sum(f.w) ** f.k
+
+
 def global_model(x):
     return np.sum(MODEL.forward(x))
 
@@ -205,6 +213,7 @@ CASES = {
     "__init__ made inside": (init_made_inside, lambda: (normal(2, 2), normal(2)), (0, 1)),
     "dataclasses.replace": (replaced_inside, lambda: (fresh_dense(), normal(2)), 0),
     "module-level model": (global_model, lambda: (normal(2),), 0),
+    "dataclasses.replace of a module-level object": (replaced_global, lambda: (normal(3), normal(3)), (0, 1)),
     "list of named tuples": (list_of_named_tuples, lambda: ([Params(normal(2, 2), 0.5), Params(normal(2, 2), 2.0)],
                                                             normal(2)), 0),
     "dict of objects": (dict_of_objects, lambda: ({"first": fresh_dense(), "p": Params(normal(2, 3), 0.5)},
