@@ -575,3 +575,11 @@ def test_source_of_a_bound_method():
     model = fresh_mlp()
     text = sg.source(model.loss, wrt="self", args=(normal(2),))
     assert "def dloss_dself(self, x" in text and "complete(dself, self)" in text
+
+
+def test_derivatives_of_derivatives_with_an_object():
+    model, x = fresh_mlp(), normal(2)
+    v = sg.grad(method_loss)(model, x)
+    _, forward_over_reverse = sg.jvp(sg.grad(method_loss))(model, x, v)
+    for a, b in zip(flatten(forward_over_reverse)[0], flatten(sg.hvp(method_loss)(model, x, v))[0]):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
