@@ -161,6 +161,14 @@ def replaced_inside(d, x):
     return np.sum(wider(x))
 
 
+FROZEN = Frozen(np.array([0.5, -1.0, 2.0]), 3)
+
+
+def replaced_global(w, x):
+    f = dataclasses.replace(FROZEN, w=w * x)
+    return np.sum(f.w) ** f.k
+
+
 def global_model(x):
     return np.sum(MODEL.forward(x))
 
@@ -205,6 +213,7 @@ CASES = {
     "__init__ made inside": (init_made_inside, lambda: (normal(2, 2), normal(2)), (0, 1)),
     "dataclasses.replace": (replaced_inside, lambda: (fresh_dense(), normal(2)), 0),
     "module-level model": (global_model, lambda: (normal(2),), 0),
+    "dataclasses.replace of a module-level object": (replaced_global, lambda: (normal(3), normal(3)), (0, 1)),
     "list of named tuples": (list_of_named_tuples, lambda: ([Params(normal(2, 2), 0.5), Params(normal(2, 2), 2.0)],
                                                             normal(2)), 0),
     "dict of objects": (dict_of_objects, lambda: ({"first": fresh_dense(), "p": Params(normal(2, 3), 0.5)},
@@ -560,3 +569,17 @@ def test_an_object_holding_itself_is_refused_in_wrt():
     root.child = Node(normal(2), root)
     with pytest.raises(sg.WrtError, match="a cycle"):
         sg.grad(node_loss)(root)
+
+
+def test_source_of_a_bound_method():
+    model = fresh_mlp()
+    text = sg.source(model.loss, wrt="self", args=(normal(2),))
+    assert "def dloss_dself(self, x" in text and "complete(dself, self)" in text
+
+
+def test_derivatives_of_derivatives_with_an_object():
+    model, x = fresh_mlp(), normal(2)
+    v = sg.grad(method_loss)(model, x)
+    _, forward_over_reverse = sg.jvp(sg.grad(method_loss))(model, x, v)
+    for a, b in zip(flatten(forward_over_reverse)[0], flatten(sg.hvp(method_loss)(model, x, v))[0]):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)

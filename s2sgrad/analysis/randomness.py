@@ -12,12 +12,15 @@ unseeded ``np.random.default_rng()``, ``np.random.seed()``) cannot be drawn agai
 """
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
 from ..errors import UnsupportedSyntax
-from ..frontend.functions import is_user_function
+from ..frontend.functions import LiftedFunction, is_user_function
 from ..frontend.lower import lower_function
-from ..ir.nodes import Assign, Const, Global, If, Op, While
+from ..frontend.objects import is_dict_kind, kind_of_object
+from ..ir.nodes import Assign, Const, Global, If, Op, Var, While
 from ..rules.registry import nondifferentiable
 from ..runtime import random_state, swap_random_state
 
@@ -28,18 +31,22 @@ _ENTROPY = (np.random.default_rng, np.random.RandomState, np.random.SeedSequence
             np.random.MT19937, np.random.Philox, np.random.SFC64, np.random.PCG64DXSM)
 
 
-def generators(block: list, what: str, seen: frozenset = frozenset()) -> list[Global]:
-    """The generators `block` (and the user functions it calls) draws from, as atoms naming them."""
+def generators(block: list, what: str, seen: frozenset = frozenset(), objects: dict | None = None) -> list[Global]:
+    """The generators `block` (and the user functions it calls) draws from, as atoms naming them. `objects`:
+    the names of `block` known to hold objects, with their kinds (`ir.Function.objects`)."""
     found: dict = {}
     for stmt in block:
         if isinstance(stmt, If):
-            inner = [*generators(stmt.body, what, seen), *generators(stmt.orelse, what, seen)]
+            inner = [*generators(stmt.body, what, seen, objects), *generators(stmt.orelse, what, seen, objects)]
         elif isinstance(stmt, While):
-            inner = [*generators(stmt.cond, what, seen), *generators(stmt.body, what, seen)]
+            inner = [*generators(stmt.cond, what, seen, objects), *generators(stmt.body, what, seen, objects)]
         elif isinstance(stmt, Assign) and isinstance(stmt.value, Op):
             fn = stmt.value.fn
-            if is_user_function(fn):
-                inner = [] if id(fn) in seen else generators(lower_function(fn)[0].body, what, seen | {id(fn)})
+            if is_user_function(fn) and id(fn) in seen:
+                inner = []
+            elif is_user_function(fn):
+                callee = _lowered_callee(stmt.value, objects or {})
+                inner = generators(callee.body, what, seen | {id(fn)}, callee.objects)
             else:
                 inner = [g for g in [_generator(stmt, what)] if g is not None]
         else:
@@ -47,6 +54,17 @@ def generators(block: list, what: str, seen: frozenset = frozenset()) -> list[Gl
         for atom in inner:
             found.setdefault(id(atom.value), atom)
     return list(found.values())
+
+
+def _lowered_callee(op: Op, objects: dict):
+    """The user function `op` calls, lowered knowing which of its arguments hold objects."""
+    if isinstance(op.fn, LiftedFunction):
+        return lower_function(op.fn)[0]
+    params = list(inspect.signature(op.fn).parameters)
+    kinds = {p: objects.get(a.name) if isinstance(a, Var) else kind_of_object(a.value) if isinstance(a, Global)
+             else None for p, a in zip(params, op.args)}
+    kinds = {p: k for p, k in kinds.items() if k is not None}
+    return lower_function(op.fn, dicts=[p for p, k in kinds.items() if is_dict_kind(k)], fields=kinds)[0]
 
 
 def _generator(stmt: Assign, what: str) -> Global | None:

@@ -367,7 +367,7 @@ def generators_of(f, values: list) -> tuple:
         by_param = dict(zip(params, kinds))
         lowered = lower_function(f, scalars, vectors, [p for p, k in by_param.items() if is_dict_kind(k)],
                                  structure_fields(by_param))[0]
-        known[kinds] = tuple(g.value for g in generators(lowered.body, what))
+        known[kinds] = tuple(g.value for g in generators(lowered.body, what, objects=lowered.objects))
     return known[kinds]
 
 

@@ -82,18 +82,22 @@ def is_bound_method(f) -> bool:
         and is_record(f.__self__)
 
 
-def method_derivative(transform: Callable, f, wrt, **options) -> Callable:
-    """``transform(f.__func__, wrt', **options)`` called with ``f.__self__`` first, where `wrt'` names the same
-    parameters of the function (an index counts the parameters after ``self``; ``"self"`` is the object)."""
-    function = f.__func__
-    first = next(iter(inspect.signature(function).parameters))
+def method_wrt(f, wrt):
+    """`wrt` of bound method `f` as the same parameters of its function: an index counts the parameters after
+    ``self``; ``"self"`` (or the first parameter's name) is the object."""
+    first = next(iter(inspect.signature(f.__func__).parameters))
 
     def shifted(item):
         if item in ("self", first):
             return first
         return item + 1 if isinstance(item, int) and not isinstance(item, bool) and item >= 0 else item
-    derivative = transform(function, tuple(map(shifted, wrt)) if isinstance(wrt, (tuple, list)) else shifted(wrt),
-                           **options)
+    return tuple(map(shifted, wrt)) if isinstance(wrt, (tuple, list)) else shifted(wrt)
+
+
+def method_derivative(transform: Callable, f, wrt, **options) -> Callable:
+    """``transform(f.__func__, wrt', **options)`` called with ``f.__self__`` first, where `wrt'` names the same
+    parameters of the function (`method_wrt`)."""
+    derivative = transform(f.__func__, method_wrt(f, wrt), **options)
     obj = f.__self__
 
     @functools.wraps(f)

@@ -41,7 +41,7 @@ from .generation import (
     wrt_targets,
 )
 from .partials import of_partial
-from .pytrees import is_bound_method, method_derivative
+from .pytrees import is_bound_method, method_derivative, method_wrt
 
 
 class _Call:
@@ -233,6 +233,9 @@ def source(f: Callable, wrt: Wrt = 0, *, mode: str = "grad", stage: str = "gradi
                                hint="print the lowered form of the original function")
         return derivative_source(f, wrt, mode, args)
     f = getattr(f, "__wrapped__", f)
+    if is_bound_method(f):                    # (the generated code takes the object first)
+        args = None if args is None else (f.__self__, *args)
+        f, wrt = f.__func__, method_wrt(f, wrt)
     if mode in ("forward", "hvp"):
         return forward_source(f, wrt, mode=mode, args=args)
     values = call_values(f, args, {}) if args is not None else None

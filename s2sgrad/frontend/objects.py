@@ -46,6 +46,8 @@ from ..runtime.records import fields as record_fields
 from ..runtime.records import is_differentiable, is_record, is_record_class
 from .functions import LiftedFunction
 from .parse import parse_function
+from .relower import GeneratedFunction
+from .views import NEW_VALUE_ATTRIBUTES, VIEW_METHODS
 
 primitives.INTERNAL.update({runtime.random_draw: "random_draw", runtime.new_record: "new_record",
                             runtime.with_field: "with_field", runtime.as_named: "as_named"})
@@ -170,9 +172,12 @@ class Objects:
         """``base.attr`` where `base` holds a record: its field (an `attribute` read, or the index of a named
         tuple's field), a property (a call of its getter), a class-level value; None where `base` is no record."""
         kind = self.kind(base)
+        lowerer, attr = self.lowerer, node.attr
+        if kind is None and isinstance(lowerer.parsed, GeneratedFunction) and isinstance(base, Var) \
+                and attr not in NEW_VALUE_ATTRIBUTES | VIEW_METHODS:
+            return Op(primitives.attribute, [base, Const(attr)])    # (generated code reads only records' fields)
         if not isinstance(kind, ObjectKind):
             return None
-        lowerer, attr = self.lowerer, node.attr
         if kind.named and attr in kind.names:
             read = lowerer.bind(Op(primitives.seq_getitem, [base, Const(kind.names.index(attr))]), attr)
             if isinstance(kind.field(attr), (ObjectKind, ItemsKind)):
@@ -289,9 +294,9 @@ class Objects:
         return [lowerer.atom(a) for a in node.args], {k.arg: lowerer.atom(k.value) for k in node.keywords}
 
     def construct(self, callee: Global, node):
-        """``cls(...)`` of a dataclass (a new record written field by field, defaults filled in) or of a class
-        whose ``__init__`` is Python (the new record given to it, lowered as a function returning it);
-        ``dataclasses.replace(obj, **changes)``; None for any other callee."""
+        """``cls(...)`` of a dataclass (a new record written field by field, defaults filled in), of a named
+        tuple, or of a class whose ``__init__`` is Python (`initialized`); ``dataclasses.replace(obj, **changes)``;
+        None for any other callee."""
         cls = callee.value
         if cls is dataclasses.replace:
             return self.replaced(node)
@@ -345,9 +350,9 @@ class Objects:
     def new(self, callee: Global) -> Var:
         return self.lowerer.bind(Op(runtime.new_record, [callee]), callee.value.__name__)
 
-    def with_field(self, record: Var, name: str, value, version: str | None = None) -> Var:
+    def with_field(self, record, name: str, value, version: str | None = None) -> Var:
         """`record` with its field `name` set to `value` (bound to `version`, or a temporary)."""
-        kind = self.kinds[record.name]
+        kind = self.kind(record)
         op = Op(runtime.with_field, [record, Const(name), value])
         if version is None:
             written = self.lowerer.bind(op, kind.cls.__name__)
@@ -368,8 +373,6 @@ class Objects:
         if not isinstance(self.kind(record), ObjectKind) or self.kind(record).named:
             raise lowerer.error("dataclasses.replace of an object whose class is not known here", node,
                                 "pass the object in as an argument, or construct it in the function")
-        if isinstance(record, Global):
-            record = lowerer.bind(record, "record")
         for keyword in node.keywords:
             record = self.with_field(record, keyword.arg, lowerer.atom(keyword.value))
         return record
@@ -438,6 +441,7 @@ class Objects:
         lowerer.changed_in_place(base.id, node)
         self.with_field(Var(version), target.attr, value, lowerer.define_version(base.id))
         return True
+
 
 def ast_text(node) -> str:
     return ast.unparse(gast.gast_to_ast(node))

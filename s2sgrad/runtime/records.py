@@ -143,7 +143,10 @@ def new_record(cls):
 
 
 def with_field(x, name: str, value):
-    """A copy of record `x` with its field `name` set to `value` (``x.name = value`` made functional)."""
+    """A copy of record `x` with its field `name` set to `value` (``x.name = value`` made functional); of a
+    record's tangent held as a dict of fields, that dict with the field's tangent."""
+    if isinstance(x, dict):
+        return {**x, name: value}
     out = copy.copy(x)
     object.__setattr__(out, name, value)
     return out
