@@ -42,7 +42,7 @@ shape (3,), made of
   ``__init__`` sets them, maybe scaling one afterwards, or a dataclass), with a method reading them and a
   second calling the first (or ``__call__``); the function makes one at its end and adds a method's value
   (of a scalar, or ``np.sum`` of it on the array) to its result;
-* Python's builtins in expressions (``builtins``): ``max(e1, e2)``, ``min(e1, e2, e3)``, ``max(x)``,
+* Python's builtins in expressions (``builtins``, one of `EXTRA_FEATURES`): ``max(e1, e2)``, ``min(e1, e2, e3)``, ``max(x)``,
   ``abs(e)``, ``sum([e1, e2])``, ``math.fsum(elem * e for elem in x)``, ``sorted([e1, e2, e3])[1]``,
   ``pow(e, 2)``, ``math.fsum([e1, e2])``.
 
@@ -90,9 +90,10 @@ ALL_FEATURES = frozenset({
     "lambdas", "partial",
     # a class whose parameters are attributes, made in the function and its methods called
     "methods",
-    # Python's builtins in expressions: max, min, abs, sum, sorted, pow, math.fsum
-    "builtins",
 })
+# Constructs only the tests that ask for them switch on (so that the programs of ALL_FEATURES stay as they were):
+# Python's builtins in expressions (max, min, abs, sum, sorted, pow, math.fsum).
+EXTRA_FEATURES = frozenset({"builtins"})
 # constructs left out of helpers' bodies: writes into an array argument (changes the caller's array)
 HELPER_BODY_EXCLUDED = frozenset({"index_write", "array_augassign", "iter_alias", "iter_rebind", "locals",
                                   "nested_def", "recursion", "lambdas", "partial"})
@@ -287,7 +288,7 @@ class Generator:
             forms.append("math")
         if not array and self.arrays and "np_sum_inner" in self.features and self.c.chance(0.3):
             forms.append("sum")
-        if "builtins" in self.features and self.c.chance(0.25):
+        if "builtins" in self.features and self.c.chance(self.rates.get("builtins", 0.25)):
             forms.append("builtin")
             optional["builtin"] = "builtins"
         form = self.c.choice(forms)

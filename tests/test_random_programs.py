@@ -33,7 +33,9 @@ failing seed) ``S2SGRAD_SWEEP`` programs (default: 200, or ``S2SGRAD_PROGRAMS``
 if larger), so CI stays short. The helper sweep checks ``S2SGRAD_HELPER_PROGRAMS``
 programs (default 30) in which every program calls helpers, and checks every tenth
 also through ``jvp`` (against ``<grad, v>``) and ``hvp`` (against differences of
-``grad``). A larger local run::
+``grad``); the builtin sweep, ``S2SGRAD_BUILTIN_PROGRAMS`` programs (default 30) with Python's builtins in
+their expressions (``max``, ``min``, ``abs``, ``sum``, ``sorted``, ``pow``, ``math.fsum``; their ties and kinks
+are instrumented like comparisons), likewise. A larger local run::
 
     S2SGRAD_PROGRAMS=2000 S2SGRAD_HELPER_PROGRAMS=10000 pytest tests/test_random_programs.py
 
@@ -59,7 +61,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from program_grammar import ALL_FEATURES, HELPER_RATES, DrawChooser, Program, RandomChooser, generate
+from program_grammar import ALL_FEATURES, EXTRA_FEATURES, HELPER_RATES, DrawChooser, Program, RandomChooser, generate
 
 import s2sgrad
 from s2sgrad import runtime
@@ -69,6 +71,7 @@ from s2sgrad.ir import primitives
 PROGRAMS = int(os.environ.get("S2SGRAD_PROGRAMS", "40"))
 SWEEP = int(os.environ.get("S2SGRAD_SWEEP", str(max(200, PROGRAMS))))
 HELPER_SWEEP = int(os.environ.get("S2SGRAD_HELPER_PROGRAMS", "30"))
+BUILTIN_SWEEP = int(os.environ.get("S2SGRAD_BUILTIN_PROGRAMS", "30"))
 HIGHER_EVERY = 10       # the helper sweep checks jvp and hvp on every tenth program
 
 EPS = 1e-6
@@ -307,10 +310,10 @@ def cases(draw, features=FEATURES):
     return program, args
 
 
-def random_case(seed: int, features=FEATURES, helpers: bool = False):
+def random_case(seed: int, features=FEATURES, helpers: bool = False, rates=None):
     rng = random.Random(seed)
     program = generate(RandomChooser(rng), features, rates=HELPER_RATES, max_depth=2) if helpers \
-        else generate(RandomChooser(rng), features)
+        else generate(RandomChooser(rng), features, rates=rates)
     args = [round(rng.uniform(-1.5, 1.5), 2) for p in program.params if p != program.array]
     if program.array is not None:
         args.append(np.array([round(rng.uniform(-1.5, 1.5), 2) for _ in range(3)]))
@@ -372,6 +375,28 @@ def test_helper_sweep(directory):
             failures.append(f"=== seed {seed} ===\n{e}")
     assert discarded <= HELPER_SWEEP // 4, f"{discarded} of {HELPER_SWEEP} programs discarded: the grammar needs tuning"
     assert not failures, f"{len(failures)} of {HELPER_SWEEP} programs failed; the first:\n" + "\n".join(failures[:3])
+
+
+def test_builtin_sweep(directory):
+    """BUILTIN_SWEEP programs with Python's builtins in their expressions (`EXTRA_FEATURES`), from
+    `random.Random(seed)`; every tenth also through jvp and hvp."""
+    failures, discarded, used = [], 0, set()
+    for seed in range(BUILTIN_SWEEP):
+        program, args = random_case(seed, FEATURES | EXTRA_FEATURES, rates={"builtins": 0.5})
+        used |= program.features_used
+        try:
+            check(program, args, directory)
+            if seed % HIGHER_EVERY == 0:
+                check_higher(program, args, directory)
+        except Discard:
+            discarded += 1
+        except Refused:
+            pass
+        except AssertionError as e:
+            failures.append(f"=== seed {seed} ===\n{e}")
+    assert "builtins" in used
+    assert discarded <= BUILTIN_SWEEP // 4, f"{discarded} of {BUILTIN_SWEEP} programs discarded: the grammar needs tuning"
+    assert not failures, f"{len(failures)} of {BUILTIN_SWEEP} programs failed; the first:\n" + "\n".join(failures[:3])
 
 
 def test_grammar_covers_every_construct():

@@ -164,7 +164,8 @@ class BuiltinCalls:
         before.append(desugar.located(_assign(result, start), node))
         step = _assign(result, gast.Call(func=fn, args=[
             _name(result), gast.Subscript(value=_name(items.id), slice=_name(index), ctx=gast.Load())], keywords=[]))
-        trips = _call(builtins.range, [gast.Constant(value=first, kind=None), _call(builtins.len, [_name(items.id)])])
+        bounds = [gast.Constant(value=first, kind=None)] if first else []
+        trips = _call(builtins.range, bounds + [_call(builtins.len, [_name(items.id)])])
         loop = gast.For(target=_name(index, gast.Store()), iter=trips, body=[step], orelse=[], type_comment=None)
         before.extend(desugar.statement(desugar.located(loop, node)))
         return desugar.located(_name(result), node)

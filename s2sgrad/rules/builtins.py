@@ -45,7 +45,8 @@ nondifferentiable(runtime.keyed_index, runtime.sort_order, runtime.extremum_shar
 def max(y, *args, key=None, default=None):
     """``d[args]`` lists the arguments' gradients, with one argument the gradient of its items. (A key that is
     not a module-level function lowering rewrites into `keyed_extremum`.)"""
-    d[args] = extremum_grads(d[y], args, y, key)
+    grads = extremum_grads(d[y], args, y, key)
+    d[args] = grads
     d[default] = default_grad(d[y], args, default)
 
 
