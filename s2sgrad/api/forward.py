@@ -96,7 +96,7 @@ def jvp(f: Callable | None = None, wrt=0, *, verbose: bool = False) -> Callable:
     def derivative(*args, **kwargs):
         args, tangent = _split_last(args, "the tangent", f)
         values, kinds = _prepared(f, names, args, kwargs)
-        fn = forward_generated(f, names, kinds, verbose)
+        fn = forward_generated(f, names, kinds, verbose, dtypes=tuple(map(dtype_of, values)))
         tangents = _tangents(f, targets, names, values, tangent if many else (tangent,))
         value, derivative_along = fn(*values, *tangents)
         refuse_complex(f, names, derivative_along)

@@ -321,10 +321,11 @@ def dot_hint(name: str) -> str:
 
 
 def forward_generated(f, wrt: list[str], kinds: tuple = (), verbose: bool = False, hint=tangent_hint,
-                      name: str | None = None):
+                      name: str | None = None, dtypes: tuple | None = None):
     """The compiled forward-mode function (cached) of `f` with respect to `wrt`, specialized on argument kinds:
-    ``name(*args, *tangents) -> (value, tangent)``. `f` may be a generated gradient."""
-    key = (tuple(wrt), kinds, hint, name)
+    ``name(*args, *tangents) -> (value, tangent)``. `f` may be a generated gradient. With the arguments'
+    `dtypes`, calls on complex values are checked (see `ForwardModule.jvp`)."""
+    key = (tuple(wrt), kinds, hint, name, dtypes)
     # the code over a generated gradient lives on the gradient (its guard reads the gradient's namespace)
     cache = f.__dict__.setdefault("s2sgrad_forward", guards.Table()) if is_generated(f) else _CACHE
     hit = cache.get(f, key)
@@ -332,7 +333,9 @@ def forward_generated(f, wrt: list[str], kinds: tuple = (), verbose: bool = Fals
         return hit[1]
     with guards.recording() as reads:
         module = ForwardModule(hint)
-        node = module.jvp(f, wrt, dict(zip(parameter_names(f), kinds)), name)
+        params = parameter_names(f)
+        node = module.jvp(f, wrt, dict(zip(params, kinds)), name,
+                          dict(zip(params, dtypes)) if dtypes is not None else None)
         namespace = module.compile(f"<s2sgrad {node.name}>")
     fn = namespace[node.name]
     fn.source = module.source()

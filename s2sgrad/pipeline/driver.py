@@ -196,6 +196,14 @@ def local_dicts(lowered) -> dict:
                 known.add(stmt.target)
     block(lowered.body)
     return dict.fromkeys(known, DICT)
+def refuse_complex_calls(lowered, analysis, wrt) -> None:
+    """Refuse, at its line, a call on complex values (where dtypes know them) of a function whose rule is not
+    known to hold for complex values (`analysis.activity.first_complex_without_rule`)."""
+    call = first_complex_without_rule(lowered.body, analysis) if analysis.dtypes is not None else None
+    if call is not None:
+        raise UnsupportedSyntax(f"{rule_label(call.value.fn, call.value.name)} is called on a complex value "
+                                f"between {', '.join(map(repr, wrt))} and the output, and its derivative rule "
+                                "is not known to hold for complex values", call.loc, COMPLEX_HINT)
 
 
 def kind_of(value):
@@ -309,12 +317,7 @@ class GradientModule:
             raise NonScalarOutput(f"the output of {lowered.name} is complex: a gradient needs a real output",
                                   complex_output.loc, "return a real number made from it (np.real(z), np.abs(z) ** 2), "
                                   "or use s2sgrad.vjp with a seed")
-        complex_call = first_complex_without_rule(lowered.body, analysis) if analysis.dtypes is not None else None
-        if complex_call is not None:
-            raise UnsupportedSyntax(f"{rule_label(complex_call.value.fn, complex_call.value.name)} is called on a "
-                                    f"complex value between {', '.join(map(repr, wrt))} and the output, and its "
-                                    "derivative rule is not known to hold for complex values", complex_call.loc,
-                                    COMPLEX_HINT)
+        refuse_complex_calls(lowered, analysis, wrt)
         known_scalar = isinstance(lowered.result, Var) and is_scalar_output(lowered.result.name, analysis)
         scalar_output = mode == "grad" and "dead_primal_code" in self.optimizations and known_scalar
         self.structures.append({**local_dicts(lowered), **lowered.objects,

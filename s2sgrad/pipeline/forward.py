@@ -4,9 +4,11 @@ one and one per user function it calls with tangents.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import os
 
 from ..analysis.activity import DICT, INT, SCALAR, Fields, analyze, specialize_sequences
+from ..analysis.dtypes import Dtypes
 from ..backend.forward_tidy import drop_dead_tangents, unpack_tuples
 from ..frontend.callable_values import static_parameters
 from ..frontend.functions import LiftedFunction
@@ -16,7 +18,15 @@ from ..frontend.relower import is_generated, parse_generated
 from ..ir.names import identifier
 from ..ir.syntax import function as _function
 from ..transforms.forward import Forward, TangentCode, tangent_hint
-from .driver import GRADIENT_PASSES, GradientModule, Pass, local_dicts, on_function, structure_fields
+from .driver import (
+    GRADIENT_PASSES,
+    GradientModule,
+    Pass,
+    local_dicts,
+    on_function,
+    refuse_complex_calls,
+    structure_fields,
+)
 
 FORWARD_PASSES: tuple[Pass, ...] = (Pass("unpack_tuples", on_function(unpack_tuples)), *GRADIENT_PASSES)
 """The passes of forward mode's generated functions: those of gradients, tuples read element by element
@@ -52,8 +62,9 @@ class ForwardModule(GradientModule):
         self.collect_globals(lowered, lowerer.names)
         return lowered, lowerer.names
 
-    def jvp(self, fn, wrt: list[str], arg_kinds=None, name: str | None = None) -> ast.FunctionDef:
-        """``name(*params, *tangents of wrt) -> (value, tangent of value)`` for `fn`."""
+    def jvp(self, fn, wrt: list[str], arg_kinds=None, name: str | None = None, arg_dtypes=None) -> ast.FunctionDef:
+        """``name(*params, *tangents of wrt) -> (value, tangent of value)`` for `fn`. With `arg_dtypes`, a call on
+        complex values whose rule is not known to hold for them is refused (the code is not specialized on them)."""
         kinds = arg_kinds or {}
         lowered, names = self.prepare(fn, [p for p, k in kinds.items() if k in (SCALAR, INT)],
                                       [p for p, k in kinds.items() if isinstance(k, tuple) and len(k) == 1],
@@ -63,6 +74,10 @@ class ForwardModule(GradientModule):
             or f"{os.path.basename(lowered.source.filename)}:{lowered.name}"
         specialize_sequences(lowered, arg_kinds)
         analysis = analyze(lowered, list(wrt), arg_kinds)
+        if arg_dtypes is not None:
+            dtypes = Dtypes({p: arg_dtypes.get(p) for p in lowered.params})
+            dtypes.block(lowered.body)
+            refuse_complex_calls(lowered, dataclasses.replace(analysis, dtypes=dtypes), wrt)
         self.structures.append({**local_dicts(lowered), **lowered.objects,
                                 **{p: k for p, k in kinds.items()
                                    if k == DICT or isinstance(k, Fields) or is_object_kind(k)}})

@@ -52,19 +52,24 @@ def eigh_grad(g, y, UPLO="L"):
         s = (v * np.expand_dims(gw, -2)) @ _t(v)
     if gv is not None:
         s = s + v @ (_gaps(w) * (_t(v) @ gv)) @ _t(v)
-    return _on_triangle(np.broadcast_to(s, v.shape), UPLO.upper() == "L")
+    return _on_triangle(np.broadcast_to(s, v.shape), UPLO in ("L", "l"))
 
 
 def eigh_tangent(da, y, UPLO="L"):
     """The tangents ``(dw, dv)`` of ``np.linalg.eigh(a, UPLO)`` along `da`."""
     w, v = y
-    m = _t(v) @ _symmetric_from(da, UPLO.upper() == "L") @ v
+    m = _t(v) @ _symmetric_from(da, UPLO in ("L", "l")) @ v
     return np.diagonal(m, 0, -2, -1), v @ (_gaps(w) * m)
 
 
 def _pivots(v):
-    """For each eigenvector (column of `v`), the row of its largest component, which LAPACK makes real."""
-    return np.argmax(np.abs(v), axis=-2)[..., None, :]
+    """For each eigenvector (column of `v`), a mask of the row of its largest component, which LAPACK makes
+    real."""
+    return np.arange(v.shape[-2])[:, None] == np.argmax(np.abs(v), axis=-2)[..., None, :]
+
+
+def _at_pivots(x, pivots):
+    return np.sum(x * pivots, axis=-2, keepdims=True)
 
 
 def eig_grad(g, y, a):
@@ -79,8 +84,7 @@ def eig_grad(g, y, a):
         s = np.sum(gv * v, axis=-2, keepdims=True)                 # (the adjoint of each column's own part)
         gd = gv - np.real(s) * np.conj(v)
         pivots = _pivots(v)
-        at_pivot = np.take_along_axis(v, pivots, -2)
-        gd = gd + (np.arange(n)[:, None] == pivots) * (-1j * np.imag(s) / at_pivot)
+        gd = gd + pivots * (-1j * np.imag(s) / _at_pivots(v, pivots))
         gm = gm + _gaps(w) * (_t(v) @ gd)
     grad = np.linalg.solve(_t(v), np.broadcast_to(gm, v.shape) @ _t(v))
     return grad if np.iscomplexobj(a) else np.real(grad)
@@ -94,7 +98,7 @@ def eig_tangent(da, y):
     own = -np.real(np.sum(np.conj(v) * dv, axis=-2, keepdims=True))
     if np.iscomplexobj(v):
         pivots = _pivots(v)
-        own = own - 1j * np.imag(np.take_along_axis(dv, pivots, -2)) / np.take_along_axis(v, pivots, -2)
+        own = own - 1j * np.imag(_at_pivots(dv, pivots)) / _at_pivots(v, pivots)
     return np.diagonal(m, 0, -2, -1), dv + v * own
 
 
@@ -131,6 +135,20 @@ def cholesky_tangent(da, y, upper=False):
     return _t(dl) if upper else dl
 
 
+def check_not_hermitian(name: str, hermitian) -> None:
+    """Refuse ``np.linalg.<name>(..., hermitian=True)``, which reads one triangle through `eigh`."""
+    if hermitian:
+        raise NoDerivativeRule(f"np.linalg.{name}(..., hermitian=True) has no derivative rule",
+                               hint=f"call np.linalg.{name}(a) (or np.linalg.eigh(a))")
+
+
+def check_no_extra_vectors(used) -> None:
+    """Refuse an adjoint of the singular vectors past min(m, n) of ``np.linalg.svd(a, full_matrices=True)``."""
+    if used:
+        raise NoDerivativeRule("the singular vectors past min(m, n) of np.linalg.svd(a, full_matrices=True) are an "
+                               "arbitrary basis: they have no derivative", hint="pass full_matrices=False")
+
+
 def _reduced_svd(y, a, full_matrices):
     """u, s, vh of the thin decomposition, from the results `y` (full ones cut to min(m, n))."""
     u, s, vh = y
@@ -141,17 +159,14 @@ def _reduced_svd(y, a, full_matrices):
 def svd_grad(g, y, a, full_matrices=True, compute_uv=True, hermitian=False):
     """The gradient of ``np.linalg.svd(a, full_matrices, compute_uv)``, for distinct nonzero singular values.
     With full matrices of a non-square `a`, the columns past min(m, n) are arbitrary: they may get no adjoint."""
-    if hermitian:
-        raise NoDerivativeRule("np.linalg.svd(..., hermitian=True) has no derivative rule",
-                               hint="call np.linalg.svd(a) or np.linalg.eigh(a)")
+    check_not_hermitian("svd", hermitian)
     if not compute_uv:
         u, _, vh = np.linalg.svd(a, full_matrices=False)
         return (u * np.expand_dims(g, -2)) @ vh
     gu, gs, gvh = g
     k = y[1].shape[-1]
-    if full_matrices and (gu is not None and np.any(gu[..., k:]) or gvh is not None and np.any(gvh[..., k:, :])):
-        raise NoDerivativeRule("the singular vectors past min(m, n) of np.linalg.svd(a, full_matrices=True) are an "
-                               "arbitrary basis: they have no derivative", hint="pass full_matrices=False")
+    check_no_extra_vectors(full_matrices and (gu is not None and np.any(gu[..., k:])
+                                              or gvh is not None and np.any(gvh[..., k:, :])))
     u, s, vh = _reduced_svd(y, a, full_matrices)
     v = _t(vh)
     m, n = a.shape[-2:]
@@ -176,9 +191,7 @@ def svd_grad(g, y, a, full_matrices=True, compute_uv=True, hermitian=False):
 def svd_tangent(da, y, a, full_matrices=True, compute_uv=True, hermitian=False):
     """The tangents of ``np.linalg.svd(a, ...)`` along `da`. With full matrices of a non-square `a`, the
     columns past min(m, n) are an arbitrary basis: their tangent is NaN."""
-    if hermitian:
-        raise NoDerivativeRule("np.linalg.svd(..., hermitian=True) has no derivative rule",
-                               hint="call np.linalg.svd(a) or np.linalg.eigh(a)")
+    check_not_hermitian("svd", hermitian)
     if not compute_uv:
         u, _, vh = np.linalg.svd(a, full_matrices=False)
         return np.diagonal(_t(u) @ da @ _t(vh), 0, -2, -1)
@@ -202,15 +215,11 @@ def svd_tangent(da, y, a, full_matrices=True, compute_uv=True, hermitian=False):
     return du, np.diagonal(p, 0, -2, -1), _t(dv)
 
 
-def _not_hermitian(hermitian):
-    if hermitian:
-        raise NoDerivativeRule("np.linalg.pinv(..., hermitian=True) has no derivative rule",
-                               hint="call np.linalg.pinv(a)")
 
 
 def pinv_grad(g, y, a, hermitian=False):
     """The gradient of ``np.linalg.pinv(a)`` (where its rank does not change)."""
-    _not_hermitian(hermitian)
+    check_not_hermitian("pinv", hermitian)
     yt = _t(y)
     m, n = a.shape[-2:]
     return (-(yt @ g @ yt) + _t(np.eye(m) - a @ y) @ _t(g) @ y @ yt
@@ -219,7 +228,7 @@ def pinv_grad(g, y, a, hermitian=False):
 
 def pinv_tangent(da, y, a, hermitian=False):
     """The tangent of ``np.linalg.pinv(a)`` along `da` (where its rank does not change)."""
-    _not_hermitian(hermitian)
+    check_not_hermitian("pinv", hermitian)
     yt = _t(y)
     m, n = a.shape[-2:]
     return (-(y @ da @ y) + y @ yt @ _t(da) @ (np.eye(m) - a @ y)
