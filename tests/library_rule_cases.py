@@ -45,14 +45,14 @@ add(
     case(np.split, normal(6, 2), 3, name="split"), case(np.split, normal(6), [1, 4], name="split-list"),
     case(np.split, normal(2, 6), 2, axis=1, name="split-axis1"),
     case(np.array_split, normal(7), 3, name="array_split"),
-    case(np.array_split, normal(2, 5), [2], 1, name="array_split-list-axis1"),
-    case(np.hsplit, normal(2, 4), 2, name="hsplit"), case(np.hsplit, normal(6), 3, name="hsplit-1d"),
+    case(np.array_split, normal(2, 5), [2], 1, name="array_split-indices-axis1"),
+    case(np.hsplit, normal(2, 4), 2, name="hsplit"), case(np.hsplit, normal(6), 3, name="hsplit-vector"),
     case(np.vsplit, normal(4, 2), 2, name="vsplit"), case(np.dsplit, normal(2, 2, 4), [1], name="dsplit"),
     case(np.rot90, normal(3, 4), name="rot90"), case(np.rot90, normal(3, 4), 2, name="rot90-k2"),
-    case(np.rot90, normal(3, 4), -1, name="rot90-negative"),
+    case(np.rot90, normal(3, 4), -1, name="rot90-clockwise"),
     case(np.rot90, normal(2, 3, 4), 1, (1, 2), name="rot90-axes"),
     case(np.rollaxis, normal(2, 3, 4), 2, name="rollaxis"), case(np.rollaxis, normal(2, 3, 4), 0, 3, name="rollaxis-end"),
-    case(np.rollaxis, normal(2, 3, 4), -1, 1, name="rollaxis-negative"),
+    case(np.rollaxis, normal(2, 3, 4), -1, 1, name="rollaxis-last"),
     case(np.rollaxis, normal(2, 3, 4), 1, -3, name="rollaxis-negative-start"),
     case(np.append, normal(3), normal(2), wrt=(0, 1), name="append"),
     case(np.append, normal(2, 3), normal(1, 3), axis=0, wrt=(0, 1), name="append-axis0"),
@@ -60,10 +60,10 @@ add(
     case(np.append, normal(2, 2), scalar(), wrt=(0, 1), name="append-float"),
     case(np.take_along_axis, normal(3, 4), REPEATED, 1, name="take_along_axis-repeats"),
     case(np.take_along_axis, normal(4, 3), REPEATED, 0, name="take_along_axis-0"),
-    case(np.take_along_axis, normal(4, 3), np.array([[1], [0], [2], [2]]), 1, name="take_along_axis-one"),
+    case(np.take_along_axis, normal(4, 3), np.array([[1], [0], [2], [2]]), 1, name="take_along_axis-column"),
     case(np.take_along_axis, normal(5), np.array([4, 4, 0]), None, name="take_along_axis-none"),
     case(np.partition, normal(6), 2, name="partition"), case(np.partition, normal(3, 5), 1, axis=0, name="partition-axis0"),
-    case(np.partition, normal(2, 5), [1, 3], name="partition-kth-list"),
+    case(np.partition, normal(2, 5), [1, 3], name="partition-kths"),
     case(np.partition, normal(2, 3), 4, None, name="partition-none"),
     case(np.select, [np.array([True, False, False, True]), np.array([True, True, False, False])],
          lambda rng: [rng.standard_normal(4), rng.standard_normal(4)], normal(4), wrt=(1, 2), name="select"),
@@ -116,7 +116,7 @@ add(case(np.ptp, normal(5), name="ptp"), case(np.ptp, normal(3, 4), 1, keepdims=
     case(np.vander, normal(4), name="vander"), case(np.vander, normal(3), 5, True, name="vander-increasing"),
     *[case(np.cumulative_sum, normal(5), name="cumulative_sum"),
       case(np.cumulative_sum, normal(3, 4), axis=1, include_initial=True, name="cumulative_sum-initial"),
-      case(np.cumulative_sum, normal(4), include_initial=True, name="cumulative_sum-1d-initial")]
+      case(np.cumulative_sum, normal(4), include_initial=True, name="cumulative_sum-vector-initial")]
     if hasattr(np, "cumulative_sum") else [])
 for shape, axis, keepdims in [((5,), None, False), ((4,), None, False), ((3, 4), 0, False), ((3, 4), 1, True),
                               ((2, 3, 4), (0, 2), False), ((2, 3, 4), None, True), ((3, 4), -1, False)]:
@@ -200,16 +200,16 @@ if stats is not None:
     SCALE = uniform(0.5, 2.0, 4)
     for method in ("logpdf", "pdf", "cdf", "sf", "logcdf", "logsf"):
         fn = registered(getattr(stats.norm, method), f"scipy.stats.norm.{method}")
-        add(case(fn, normal(3, 4), name=f"norm.{method}"),
-            case(fn, normal(3, 4), normal(4), SCALE, wrt=(0, 1, 2), name=f"norm.{method}-loc-scale"),
+        add(case(fn, normal(3, 4), normal(4), SCALE, wrt=(0, 1, 2), name=f"norm.{method}"),
+            case(fn, normal(3, 4), name=f"norm.{method}-standard"),
             case(fn, scalar(), wrt=(0, "loc", "scale"), loc=scalar(), scale=scalar(0.5, 2.0),
-                 name=f"norm.{method}-keywords"))
+                 name=f"norm.{method}-{'keywords' if method in ('logpdf', 'cdf') else 'named'}"))
     for method in ("logpdf", "pdf", "cdf", "logcdf"):
         fn = registered(getattr(stats.t, method), f"scipy.stats.t.{method}")
         differentiated = (0, 1, 2, 3) if "pdf" in method else (0, 2, 3)
-        add(case(fn, normal(3, 4), uniform(1.0, 5.0, 4), name=f"t.{method}"),
-            case(fn, normal(3, 4), uniform(1.0, 5.0, 4), normal(3, 1), SCALE, wrt=differentiated,
-                 name=f"t.{method}-loc-scale"))
+        add(case(fn, normal(3, 4), uniform(1.0, 5.0, 4), normal(3, 1), SCALE, wrt=differentiated,
+                 name=f"t.{method}"),
+            case(fn, normal(3, 4), uniform(1.0, 5.0, 4), name=f"t.{method}-standard"))
     for dist, shapes in [("gamma", [uniform(0.5, 3.0, 4)]), ("beta", [uniform(0.5, 3.0, 4), uniform(0.5, 3.0, 3, 1)]),
                          ("chi2", [uniform(1.0, 5.0, 4)])]:
         x = uniform(0.2, 0.8, 3, 4) if dist == "beta" else uniform(0.5, 3.0, 3, 4)
@@ -217,10 +217,10 @@ if stats is not None:
             fn = registered(getattr(getattr(stats, dist), method), f"scipy.stats.{dist}.{method}")
             count = len(shapes)
             differentiated = tuple(range(count + 3)) if method != "cdf" else (0, count + 1, count + 2)
-            add(case(fn, x, *shapes, wrt=(0,) if method == "cdf" else tuple(range(count + 1)),
+            add(case(fn, x, *shapes, uniform(-0.15, -0.05, 4), uniform(1.2, 1.5, 3, 1), wrt=differentiated,
                      name=f"{dist}.{method}"),
-                case(fn, x, *shapes, uniform(-0.15, -0.05, 4), uniform(1.2, 1.5, 3, 1), wrt=differentiated,
-                     name=f"{dist}.{method}-loc-scale"))
+                case(fn, x, *shapes, wrt=(0,) if method == "cdf" else tuple(range(count + 1)),
+                     name=f"{dist}.{method}-standard"))
     COUNTS = np.array([[0, 1, 4], [2, 7, 3]])
     for method in ("logpmf", "pmf", "cdf"):
         fn = registered(getattr(stats.poisson, method), f"scipy.stats.poisson.{method}")
@@ -229,7 +229,7 @@ if stats is not None:
     for method in ("logpdf", "pdf"):
         fn = registered(getattr(stats.multivariate_normal, method), f"scipy.stats.multivariate_normal.{method}")
         add(case(fn, normal(4, 3), normal(3), COV, wrt=(0, 1), name=f"multivariate_normal.{method}"),
-            case(fn, normal(3), normal(3), COV, wrt=(0, 1), name=f"multivariate_normal.{method}-one"),
+            case(fn, normal(3), normal(3), COV, wrt=(0, 1), name=f"multivariate_normal.{method}-single"),
             case(fn, normal(4, 3), normal(3), uniform(0.5, 2.0, 3), wrt=(0, 1, 2),
                  name=f"multivariate_normal.{method}-variances"),
             case(fn, normal(4, 2), np.zeros(2), scalar(0.5, 2.0), wrt=(0, 2), name=f"multivariate_normal.{method}-number"))
@@ -250,4 +250,4 @@ if signal is not None:
             *[case(fn, normal(*a), normal(*b), mode, wrt=(0, 1), name=f"signal.{fname}-{mode}-{a}-{b}")
               for mode in ("same", "valid", "full") for a, b in (((4, 5), (2, 3)), ((2, 3), (4, 5)))
               if not (mode == "valid" and a < b)],
-            case(fn, normal(3, 6), normal(4, 2), "same", wrt=(0, 1), name=f"signal.{fname}-same-mixed"))
+            case(fn, normal(3, 6), normal(4, 2), "same", wrt=(0, 1), name=f"signal.{fname}-same-crossed"))

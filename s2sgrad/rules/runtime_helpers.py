@@ -351,5 +351,7 @@ def unselect(y, g, condlist, choicelist):
 @tangent(weights_like)
 def weights_like(y, weights, a, axis=None):
     d[y] = weights_like(d[weights], a, axis)
+
+
 # Checks inside the helpers of decompositions, which forward mode reads as code: they pass no derivative.
 nondifferentiable(runtime.linalg.check_not_hermitian, runtime.linalg.check_no_extra_vectors)
