@@ -90,7 +90,7 @@ def test_autograd_adapter_classifies_a_fake_suite(tmp_path):
         "test_right": "passed", "test_library_function": "passed", "test_refused": "refused",
         "test_wrong": "wrong", "test_complex": "complex", "test_direct_assertion": "passed",
         "test_autograd_only": "no-numpy"}
-    assert rows["test_right"]["fwd"] == "passed"
+    assert rows["test_right"]["fwd"] == rows["test_right"]["rev2"] == "passed"
     assert "vjp . v" in rows["test_wrong"]["failure"]["message"]
 
 

@@ -10,7 +10,8 @@ returns an `Outcome` whose status is one of
 * ``wrong``: a derivative (or the value returned with it) that differs from
   finite differences, or is not shaped like its argument: the worst class,
 * ``complex``: an input or the output is complex (out of scope here),
-* ``no-numpy``: plain NumPy cannot run `f` itself (not s2sgrad's business),
+* ``no-numpy``: plain NumPy cannot run `f` itself (not s2sgrad's business), or `f` is not finite at
+  `args`, or `args` is at the edge of its domain, where its derivative is infinite,
 * ``not-mapped``: what the test asks for has no counterpart in the adapter.
 
     >>> import numpy as np
@@ -123,7 +124,18 @@ def same_structure(grad, arg) -> str:
 # --- the checks -----------------------------------------------------------------------
 
 def _close(analytic: float, numeric: float) -> bool:
+    if not (np.isfinite(analytic) and np.isfinite(numeric)):
+        return False
     return abs(analytic - numeric) <= ATOL + RTOL * max(1.0, abs(analytic), abs(numeric))
+
+
+EDGE = "the derivative is not finite here, and f is not defined on both sides (the edge of its domain)"
+
+
+def _at_edge(analytic: float, numeric_at) -> bool:
+    """Is a derivative that is not finite taken where `f` itself stops being defined on one side (like
+    ``arccos`` at 1)? There it is what it is, and no difference quotient can check it."""
+    return not np.isfinite(analytic) and not all(np.isfinite(numeric_at(1e-7, side)) for side in (1, -1))
 
 
 def _selected(args, argnum):
@@ -222,8 +234,12 @@ def check_vjp(f, args, kwargs: dict, argnum, seed: int = 0) -> Outcome:
         if mismatch:
             return Outcome("rev", "wrong", mismatch)
         analytic = inner(g, direction)
-        ok, numeric = _agrees(analytic, lambda h, side: inner(
-            _directional(f, args, kwargs, argnum, direction, h, side), dout))
+
+        def numeric_at(h, side):
+            return inner(_directional(f, args, kwargs, argnum, direction, h, side), dout)
+        if _at_edge(analytic, numeric_at):
+            return Outcome("rev", "no-numpy", EDGE)
+        ok, numeric = _agrees(analytic, numeric_at)
     except Exception as error:
         return _failure("rev", error)
     if not ok:
@@ -251,10 +267,57 @@ def check_jvp(f, args, kwargs: dict, argnum, seed: int = 0) -> Outcome:
         if mismatch:
             return Outcome("fwd", "wrong", "tangent vs output: " + mismatch)
         analytic = inner(t, covector)
-        ok, numeric = _agrees(analytic, lambda h, side: inner(
-            _directional(f, args, kwargs, argnum, tangent, h, side), covector))
+
+        def numeric_at(h, side):
+            return inner(_directional(f, args, kwargs, argnum, tangent, h, side), covector)
+        if _at_edge(analytic, numeric_at):
+            return Outcome("fwd", "no-numpy", EDGE)
+        ok, numeric = _agrees(analytic, numeric_at)
     except Exception as error:
         return _failure("fwd", error)
     if not ok:
         return Outcome("fwd", "wrong", f"w . jvp = {analytic:.10g}, finite differences {numeric:.10g}")
     return Outcome("fwd", "passed")
+
+
+def check_second_order(f, args, kwargs: dict, argnum, seed: int = 0) -> Outcome:
+    """Second derivatives, forward over reverse, against central differences of the first derivative
+    (which `check_vjp` checks): ``s2sgrad.hvp(f)`` for an output of one element, else the jvp of the vjp,
+    ``s2sgrad.jvp(s2sgrad.vjp(f))`` along a random direction with a random `dout`."""
+    y, early = _start("rev2", f, args, kwargs)
+    if early:
+        return early
+    rng = np.random.default_rng(seed)
+    x = _selected(args, argnum)
+    direction, covector = random_like(x, rng), random_like(x, rng)
+    one_element = not isinstance(y, (list, tuple, dict)) and np.size(y) == 1
+    try:
+        if one_element:
+            first = sg.grad(f, wrt=argnum)
+            second = sg.hvp(f, wrt=argnum)(*copy.deepcopy(list(args)), direction, **kwargs)
+        else:
+            dout = random_like(y, rng)
+            vjp = sg.vjp(f, wrt=argnum)
+
+            def first(*a, **k):
+                return vjp(*a, dout, **k)[1]
+            second = sg.jvp(vjp, wrt=argnum)(*copy.deepcopy(list(args)), dout, direction, **kwargs)[1][1]
+    except Exception as error:
+        return _failure("rev2", error)
+    try:
+        mismatch = same_structure(second, x)
+        if mismatch:
+            return Outcome("rev2", "wrong", mismatch)
+        analytic = inner(second, covector)
+
+        def numeric_at(h, side):
+            return inner(_directional(first, args, kwargs, argnum, direction, h, side), covector)
+        if _at_edge(analytic, numeric_at):
+            return Outcome("rev2", "no-numpy", EDGE)
+        ok, numeric = _agrees(analytic, numeric_at)
+    except Exception as error:
+        return _failure("rev2", error)
+    if not ok:
+        return Outcome("rev2", "wrong", f"second derivative . (v, w) = {analytic:.10g}, finite differences "
+                                        f"{numeric:.10g}")
+    return Outcome("rev2", "passed")

@@ -1,13 +1,13 @@
 """autograd's `check_grads` and `combo_check` on s2sgrad: each call checks the reverse mode (and the forward
-mode where the test asks for it) against finite differences, and records the outcomes in `RECORDED` for
-the pytest plugin (`autograd_plugin`) to collect, without stopping the test: the next check of the same
-test still runs.
+mode where the test asks for it, and the second derivatives for ``order=2``) against finite differences,
+and records the outcomes in `RECORDED` for the pytest plugin (`autograd_plugin`) to collect, without
+stopping the test: the next check of the same test still runs.
 
     >>> import numpy as np
     >>> del RECORDED[:]
     >>> check_grads(lambda x: np.sin(x) * x)(np.array([0.5, 1.0]))
     >>> [(o.mode, o.status) for o in RECORDED]
-    [('rev', 'passed'), ('fwd', 'passed')]
+    [('rev', 'passed'), ('fwd', 'passed'), ('rev2', 'passed')]
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import itertools
 
 import numpy as np
 
-from .checks import Outcome, check_jvp, check_vjp
+from .checks import Outcome, check_jvp, check_second_order, check_vjp
 from .wrappers import python_call
 
 RECORDED: list = []          # the outcomes of the checks the current test made
@@ -23,8 +23,8 @@ RECORDED: list = []          # the outcomes of the checks the current test made
 
 def check_grads(fun, argnum=0, modes=("fwd", "rev"), order=2):
     """``check_grads(fun, argnum, modes, order)(*args, **kwargs)`` checks the first-order derivatives of
-    `fun` with respect to the argument(s) `argnum`; ``order`` is accepted and only the first order is
-    checked."""
+    `fun` with respect to the argument(s) `argnum` in the `modes` asked for and, for ``order`` 2 (autograd's
+    default), the second derivatives by forward over reverse mode (`checks.check_second_order`)."""
     wrt = tuple(argnum) if isinstance(argnum, list) else argnum
 
     def at(*args, **kwargs):
@@ -37,6 +37,8 @@ def check_grads(fun, argnum=0, modes=("fwd", "rev"), order=2):
             RECORDED.append(check_vjp(function, args, kwargs, argnum, seed=len(RECORDED)))
         if "fwd" in modes:
             RECORDED.append(check_jvp(function, args, kwargs, argnum, seed=len(RECORDED)))
+        if order > 1:
+            RECORDED.append(check_second_order(function, args, kwargs, argnum, seed=len(RECORDED)))
     return at
 
 

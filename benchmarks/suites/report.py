@@ -24,16 +24,18 @@ FAILED = ("wrong", "crashed", "refused")
 
 
 def failures(autograd_rows: dict, tangent_results: dict) -> list[tuple[str, str, str, str, str]]:
-    """(test id, mode, class, message, area) of every failure: autograd's reverse mode, and its forward mode
-    where the reverse mode passed; Tangent's reverse, and forward where the reverse passed."""
+    """(test id, mode, class, message, area) of every failure: of the reverse mode, else of the forward mode,
+    else of the second derivatives (the first that fails, per test or function)."""
     found = []
     for test, row in autograd_rows.items():
         if row["rev"] in FAILED:
             found.append((f"autograd {test}", "rev", row["rev"], row["failure"].get("message", "")))
         elif row["fwd"] in FAILED:
             found.append((f"autograd {test}", "fwd", row["fwd"], row["fwd_failure"].get("message", "")))
+        elif row["rev2"] in FAILED:
+            found.append((f"autograd {test}", "rev2", row["rev2"], row["rev2_failure"].get("message", "")))
     for name, r in tangent_results.items():
-        for mode in ("rev", "fwd"):
+        for mode in ("rev", "fwd", "rev2"):
             if r[mode].status in FAILED:
                 found.append((f"tangent functions.py::{name}", mode, r[mode].status, r[mode].message))
                 break
@@ -66,9 +68,11 @@ def section(label: str, autograd_rows: dict, tangent_results: dict, collection_e
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     rows = autograd_rows.values()
     autograd = table([("reverse mode, first order", Counter(r["rev"] for r in rows)),
-                      ("forward mode, first order", Counter(r["fwd"] for r in rows if r["fwd"] != "none"))])
+                      ("forward mode, first order", Counter(r["fwd"] for r in rows if r["fwd"] != "none")),
+                      ("second order (forward over reverse)", Counter(r["rev2"] for r in rows if r["rev2"] != "none"))])
     tangent = table([("reverse mode (vjp)", Counter(r["rev"].status for r in tangent_results.values())),
-                     ("forward mode (jvp)", Counter(r["fwd"].status for r in tangent_results.values()))])
+                     ("forward mode (jvp)", Counter(r["fwd"].status for r in tangent_results.values())),
+                     ("second order (hvp, jvp of vjp)", Counter(r["rev2"].status for r in tangent_results.values()))])
     skipped = ", ".join(f"`{m}`" for m in collection_errors)
     return (f"## {label}\n\n{when}, commit {commit}.\n\n"
             f"autograd v1.9.1 `tests/`: {len(autograd_rows)} tests run (the modules {skipped} import "
@@ -103,7 +107,8 @@ def main(argv=None) -> None:
     listing = failure_list(rows, f"# Failures of the peer suites ({args.label})\n\nOne line per test: id | mode "
                                  "and class | first line of the error, grouped by area (guessed from the "
                                  "message). `rev` is the reverse mode (vjp against finite differences); `fwd` "
-                                 "is listed only where the reverse mode passed. Made by "
+                                 "(jvp) and `rev2` (second derivatives) are listed only where the modes before "
+                                 "them passed. Made by "
                                  "`python -m benchmarks.suites.report` (see benchmarks/suites/README.md).")
     if args.failures:
         args.failures.write_text(listing + "\n")

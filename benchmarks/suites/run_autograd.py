@@ -5,7 +5,8 @@
 PATH is an autograd checkout (only its ``tests/`` folder is read). The autograd shim
 (``autograd_shim/``) is put first on the path, so that ``import autograd`` gives NumPy, SciPy and
 s2sgrad-based operators; pytest runs autograd's test files with the `autograd_plugin` plugin, and the
-counts are printed as a markdown table, followed by every failure of the reverse mode.
+counts are printed as a markdown table, followed by every failure of the reverse mode (then those of
+the forward mode and of the second derivatives, where the reverse mode passed).
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ import tempfile
 from .summary import counts, first_failure, status, table
 
 HERE = pathlib.Path(__file__).resolve().parent
+MODES = ("rev", "fwd", "rev2", "all")
 ROOT = HERE.parent.parent
 
 
@@ -41,15 +43,18 @@ def run(checkout: pathlib.Path, out: pathlib.Path, files=(), keyword: str | None
 
 
 def classified(results: dict) -> dict:
-    """test id -> {"rev": ..., "fwd": ..., "all": ..., "failure": first failure of its reverse mode}."""
+    """test id -> {"rev": ..., "fwd": ..., "rev2": ..., "all": ..., "failure": first failure of its reverse
+    mode, "fwd_failure": ..., "rev2_failure": ...}."""
     rows = {}
     for test, r in results["tests"].items():
         if "test_complex.py" in test:
-            rows[test] = {"rev": "complex", "fwd": "complex", "all": "complex", "failure": {}}
+            rows[test] = {mode: "complex" for mode in MODES}
+            rows[test].update(failure={}, fwd_failure={}, rev2_failure={})
             continue
-        row = {mode: status(r["records"], r["error"], mode, r["used"], r["skipped"]) for mode in ("rev", "fwd", "all")}
+        row = {mode: status(r["records"], r["error"], mode, r["used"], r["skipped"]) for mode in MODES}
         row["failure"] = first_failure(r["records"], r["error"], "rev", row["rev"])
         row["fwd_failure"] = first_failure(r["records"], r["error"], "fwd", row["fwd"])
+        row["rev2_failure"] = first_failure(r["records"], r["error"], "rev2", row["rev2"])
         rows[test] = row
     return rows
 
@@ -66,6 +71,8 @@ def main(argv=None) -> None:
     rows = classified(results)
     print(table([("reverse mode, first order", counts(r["rev"] for r in rows.values())),
                  ("forward mode, first order", counts(r["fwd"] for r in rows.values() if r["fwd"] != "none")),
+                 ("second order (forward over reverse)",
+                  counts(r["rev2"] for r in rows.values() if r["rev2"] != "none")),
                  ("every check of the test", counts(r["all"] for r in rows.values()))]))
     print(f"\ntests run: {len(rows)}; modules that did not import: {len(results['collection_errors'])}")
     for module, error in results["collection_errors"].items():
@@ -74,9 +81,10 @@ def main(argv=None) -> None:
     for test, r in rows.items():
         if r["rev"] in ("wrong", "crashed", "refused"):
             print(f"{test}\t{r['rev']}\t{r['failure'].get('message', '')}")
-    for test, r in rows.items():
-        if r["fwd"] in ("wrong", "crashed", "refused") and r["rev"] == "passed":
-            print(f"{test}\tfwd {r['fwd']}\t{r['fwd_failure'].get('message', '')}")
+    for mode in ("fwd", "rev2"):
+        for test, r in rows.items():
+            if r[mode] in ("wrong", "crashed", "refused") and r["rev"] == "passed":
+                print(f"{test}\t{mode} {r[mode]}\t{r[mode + '_failure'].get('message', '')}")
     print(f"\nraw outcomes: {out}")
 
 

@@ -7,7 +7,8 @@ Every function plain NumPy can run (the TensorFlow ones are left out) is called 
 integer, ``x`` a vector, ``sqm`` a square matrix, and the functions with other parameters get the
 arguments their own test gives them. The reverse mode (``s2sgrad.vjp`` with respect to the argument(s)
 Tangent differentiates) and the forward mode (``s2sgrad.jvp``) are compared with central finite
-differences at each combination of arguments (`checks`); a function's status is the worst over them.
+differences at each combination of arguments (`checks`), and so are the second derivatives (forward
+over reverse mode); a function's status is the worst over them.
 ``import tangent`` inside functions.py gets a stand-in with Tangent's runtime helpers (a stack, push and
 pop, ``insert_grad_of``, ``trace``), so the module imports without Tangent.
 """
@@ -25,7 +26,7 @@ import types
 
 import numpy as np
 
-from .checks import Outcome, check_jvp, check_vjp, worst
+from .checks import Outcome, check_jvp, check_second_order, check_vjp, worst
 
 SCALARS = (-2.0, -1.5, -1.0, -0.5, -0.1, 0.1, 0.5, 1.0, 1.5, 2.0)
 FEW_SCALARS = (-1.5, -0.1, 0.5, 2.0)          # for functions of three scalars: 4 ** 3 combinations
@@ -120,7 +121,8 @@ def numpy_functions(module) -> list:
 
 
 def run(checkout: pathlib.Path, seed: int = 0) -> dict:
-    """function name -> {"rev": outcome, "fwd": outcome} (each the worst over the argument combinations)."""
+    """function name -> {"rev": outcome, "fwd": outcome, "rev2": outcome (second derivatives)}, each the
+    worst over the argument combinations."""
     module = load(checkout)
     rng = np.random.default_rng(seed)
     results = {}
@@ -128,12 +130,13 @@ def run(checkout: pathlib.Path, seed: int = 0) -> dict:
         called = arguments(function, rng)
         if called is None:
             results[function.__name__] = {mode: Outcome(mode, "no-numpy", "arguments of unknown kinds")
-                                          for mode in ("rev", "fwd")}
+                                          for mode in ("rev", "fwd", "rev2")}
             continue
         combos, wrt = called
         results[function.__name__] = {
             "rev": worst([check_vjp(function, args, {}, wrt, seed=k) for k, args in enumerate(combos)]),
             "fwd": worst([check_jvp(function, args, {}, wrt, seed=k) for k, args in enumerate(combos)]),
+            "rev2": worst([check_second_order(function, args, {}, wrt, seed=k) for k, args in enumerate(combos)]),
         }
     return results
 
@@ -148,10 +151,11 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     results = run(args.checkout.resolve())
     print(table([("reverse mode (vjp)", Counter(r["rev"].status for r in results.values())),
-                 ("forward mode (jvp)", Counter(r["fwd"].status for r in results.values()))]))
+                 ("forward mode (jvp)", Counter(r["fwd"].status for r in results.values())),
+                 ("second order (hvp, jvp of vjp)", Counter(r["rev2"].status for r in results.values()))]))
     print(f"\nfunctions: {len(results)}\n")
     for name, r in results.items():
-        for mode in ("rev", "fwd"):
+        for mode in ("rev", "fwd", "rev2"):
             if r[mode].status not in ("passed",):
                 print(f"{name}\t{mode} {r[mode].status}\t{r[mode].message}")
     if args.json:

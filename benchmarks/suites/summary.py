@@ -20,13 +20,14 @@ APART = ("complex", "not-mapped", "no-numpy")
 
 
 def status(records: list, error: dict | None, mode: str, used: bool = True, skipped: bool = False) -> str:
-    """The status of one test in `mode` (``rev``, ``fwd``, or ``all`` for every check it made)."""
+    """The status of one test in `mode` (``rev``; ``fwd``; ``rev2``, second derivatives; or ``all`` for every
+    check it made). A test that made checks in other modes only is ``none`` in this one."""
     mine = [r["status"] for r in records if mode == "all" or r["mode"] == mode]
     if not used:                        # the test made no derivative: whatever it found is not about s2sgrad
         if error is not None and error["status"] in APART:
             return error["status"]
         return "skipped" if skipped else "no-derivative"
-    if error is not None and (mode != "fwd" or mine):
+    if error is not None and (mode in ("rev", "all") or mine):
         mine.append(error["status"])
     measured = [s for s in mine if s in MEASURED]
     if measured:
@@ -36,7 +37,7 @@ def status(records: list, error: dict | None, mode: str, used: bool = True, skip
             return apart
     if skipped:
         return "skipped"
-    return "none" if mode == "fwd" else ("passed" if used else "no-derivative")
+    return "passed" if mode in ("rev", "all") else "none"
 
 
 def first_failure(records: list, error: dict | None, mode: str, wanted: str) -> dict:
