@@ -211,7 +211,7 @@ def expression(fn, args: list[ast.expr], kwargs: dict[str, ast.expr], name: str 
     dotted = name or python_name(fn)
     if dotted is None:
         raise ValueError(f"no name to write {fn!r} with")
-    if not kwargs and inspect.isfunction(fn) and fn not in INTERNAL:
+    if not kwargs and inspect.isfunction(fn) and fn not in INTERNAL and not runtime.is_runtime_function(fn):
         args, keywords = _as_bound(fn, args)
         return ast.Call(_name_expr(dotted), args, keywords)
     return ast.Call(_name_expr(dotted), list(args),
