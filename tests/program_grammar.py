@@ -843,14 +843,16 @@ class Generator:
         self.used.add("partial")
         helper = self.c.choice(usable)
         name = f"P{sum(h.name.startswith('P') for h in self.callables)}"
-        if self.c.chance(0.5):
+        kwonly = helper.kwonly
+        if self.c.chance(0.5) and kwonly < len(helper.params):      # a keyword-only parameter is bound by name
             _, kind, _ = helper.params[0]
             bound, rest = self.argument(kind, []), helper.params[1:]
         else:
             param, kind, _ = helper.params[-1]
             bound, rest = f"{param}={self.argument(kind, [])}", helper.params[:-1]
+            kwonly = max(kwonly - 1, 0)
         self.emit(0, f"{name} = functools.partial({helper.name}, {bound})")
-        self.callables.append(Helper(name, rest, helper.returns_array))
+        self.callables.append(Helper(name, rest, helper.returns_array, kwonly))
         self.called_now(self.callables[-1])
 
     def called_now(self, helper: Helper) -> None:
