@@ -20,10 +20,12 @@ return a view of an argument is one table, `views.view_of`, also used for the lo
 from __future__ import annotations
 
 import ast
+import dataclasses
 
 import gast
 
 from .. import runtime
+from ..runtime.records import is_record_class
 from .kinds import Kinds
 from .views import NEW_VALUE_ATTRIBUTES, VIEW_METHODS, ReadOnlyViews, is_mutable, view_of
 
@@ -117,8 +119,8 @@ class Aliasing:
             if node.attr in VIEW_METHODS:
                 return self.reach(node.value)[0], set()
             key = self.global_key(node)
-            if key is None and node.attr not in NEW_VALUE_ATTRIBUTES:   # a field of a local object: part of it
-                return self.reach(node.value)[0], set()
+            if key is None and node.attr not in NEW_VALUE_ATTRIBUTES:   # a field of a local object: part of it,
+                return self.elements((self.reach(node.value)[0], set()))   # or one it holds if made here
             return ({key} if key is not None else set()), set()
         if isinstance(node, gast.Subscript):           # an element of a container, or a view of an array
             return self.elements(self.reach(node.value))
@@ -174,6 +176,9 @@ class Aliasing:
             if func.attr == "pop":                      # an item the list held
                 return self.elements(self.reach(func.value))
             return set(), set()                         # the other methods lowering knows make new values
+        made = self.constructed(node)
+        if made is not None:                            # a new record, holding the objects of its fields
+            return set(), made
         effects = self.effects(node)
         if effects is not None:                         # a user function
             found, shared = self._all_of(effects.result), effects.result_global
@@ -195,6 +200,21 @@ class Aliasing:
                     found.add(key)
             return found, set()
         return set(), set()
+
+    def constructed(self, node) -> set | None:
+        """If the call `node` makes a record (a dataclass, a named tuple, a class with a Python ``__init__``,
+        ``dataclasses.replace``): the objects it may hold, its arguments' (a new object, not one of them:
+        its arguments are not one object because one record holds both); else None."""
+        cls = self.resolve(node.func)
+        arguments = [*node.args, *(k.value for k in node.keywords)]
+        if cls is dataclasses.replace and node.args:    # a copy: the fields of the record, and the changes
+            base = node.args[0]
+            kept = self.contents(base) or self.reach(base)[0]
+            return kept | self._all_of(arguments[1:], as_items=True)
+        named_tuple = isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, "_fields")
+        if not isinstance(cls, type) or not (is_record_class(cls) or named_tuple):
+            return None
+        return self._all_of(arguments, as_items=True)
 
     def global_key(self, node):
         """The key of the mutable module-level object `node` names (through attributes too), or None."""
@@ -361,7 +381,7 @@ class Aliasing:
     def note_returned(self, node) -> None:
         """The function may return the objects `node` evaluates to (before the return binds anything)."""
         keys, held = self.reach(node)
-        self.returned |= keys | held
+        self.returned |= keys | held | self.contents(node)     # a container or record made here: what it holds
 
     def parameter_effects(self, params: list) -> tuple[set, set, str | None, set]:
         """What the function did to the objects of its parameters `params` (names, in order): the positions

@@ -94,6 +94,8 @@ class Assignments:
         elif isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name) \
                 and self.aliasing.holds_known_objects(target.value.id):
             self.aliasing.holds(target.value.id, objects)     # lst[i] = v: a list known to hold objects
+        elif isinstance(target, gast.Attribute) and isinstance(target.value, gast.Name):
+            self.aliasing.holds(target.value.id, objects)     # obj.w = v: the record holds v's object
 
     def assign_to(self, target, value):
         """Bind the atom `value` to an assignment target (name, tuple, or subscript)."""
@@ -155,8 +157,14 @@ class Assignments:
             written = Op(primitives.setitem, [Var(lowerer.env[array]), index, updated], augmented=True)
             lowerer.node = target
             lowerer.written_in_place(array, written, target)
-        elif not lowerer.objects.write_attribute(target, lowerer.atom(stmt.value), stmt, fn):
-            raise lowerer.error("augmented assignment to an attribute is not supported", target)
+        else:
+            field = self.aliasing.reach(target)[0]        # obj.w += v changes the field's object, if an array
+            if not lowerer.objects.write_attribute(target, lowerer.atom(stmt.value), stmt, fn):
+                raise lowerer.error("augmented assignment to an attribute is not supported", target)
+            record = target.value.id
+            shared = self.aliasing.changed_objects(field, (record, lowerer.parsed.location(stmt), None), spare=record)
+            if shared is not None:
+                raise lowerer.global_change_error(record, shared, stmt)
 
     def append(self, call) -> None:
         """``parts.append(v)`` of a local list: a new version of the list, still the object it was, that

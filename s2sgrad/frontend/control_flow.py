@@ -91,8 +91,12 @@ class ControlFlow:
         lowerer.node = stmt
         test = lowerer.atom(stmt.test)
         before = dict(lowerer.env)
+        entry = self.aliasing.state()
         body, _, body_result = lowerer.sub_block(stmt.body, before)
+        after_body = self.aliasing.state()
+        self.aliasing.restore(entry)              # the other branch starts from the same objects, not the body's
         orelse, _, orelse_result = lowerer.sub_block(stmt.orelse, before)
+        self.aliasing.merge(after_body, self.aliasing.state())
         result = self.names.fresh("result")
         lowerer.out.append(If(test, body, [body_result], orelse, [orelse_result], [result],
                               self.parsed.location(stmt)))
