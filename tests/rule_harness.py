@@ -18,6 +18,7 @@ import numpy as np
 
 from s2sgrad import runtime
 from s2sgrad.rules import rule_for
+from s2sgrad.runtime import records
 
 STEP = 1e-4
 RTOL = 1e-6
@@ -75,7 +76,19 @@ def live_statements(body: list[ast.stmt], wanted: set[str]) -> list[ast.stmt]:
 def _densify(g):
     if isinstance(g, (list, tuple)):
         return [None if v is None else _densify(v) for v in g]
+    if isinstance(g, dict):
+        return {k: _densify(v) for k, v in g.items() if v is not None}
     return runtime.densify(g)
+
+
+def parts(x):
+    """A dict's items or a record's fields, as a dict (a record's direction and adjoint are dicts of fields)."""
+    return x if isinstance(x, dict) else records.fields(x)
+
+
+def is_structure(x) -> bool:
+    """A dict or a record: a value whose adjoint is a dict (a missing key or field is a zero)."""
+    return isinstance(x, dict) or records.is_record(x)
 
 
 def rule_vjp(primitive, args, kwargs, dy, wanted, rule=None):
@@ -106,6 +119,8 @@ def random_like(rng, x):
     """A random value with the structure of `x`: a float for a float, an array for an array, lists for lists."""
     if isinstance(x, (list, tuple)):
         return [random_like(rng, v) for v in x]
+    if is_structure(x):
+        return {k: random_like(rng, v) if records.is_differentiable(v) else None for k, v in parts(x).items()}
     if np.iscomplexobj(x):
         return rng.standard_normal(np.shape(x)) + 1j * rng.standard_normal(np.shape(x))
     if isinstance(x, (float, int)) or np.ndim(x) == 0:
@@ -117,6 +132,13 @@ def axpy(x, t, v):
     """``x + t v`` with the structure (and for floats the type) of `x`."""
     if isinstance(x, (list, tuple)):
         return type(x)(axpy(a, t, b) for a, b in zip(x, v))
+    if isinstance(x, dict):
+        return {k: a if v.get(k) is None else axpy(a, t, v[k]) for k, a in x.items()}
+    if is_structure(x):
+        out = x
+        for k, a in parts(x).items():
+            out = out if v.get(k) is None else runtime.with_field(out, k, axpy(a, t, v[k]))
+        return out
     if isinstance(x, float):
         return x + t * v
     return np.asarray(x) + t * v
@@ -129,6 +151,9 @@ def inner(a, b) -> float:
         return 0.0
     if isinstance(a, (list, tuple)):
         return sum(inner(u, v) for u, v in zip(a, b))
+    if isinstance(a, dict) or is_structure(b):
+        b = parts(b)
+        return sum(inner(v, b[k]) for k, v in parts(a).items())
     return float(np.real(np.sum(_numbers(a) * _numbers(b))))
 
 
@@ -139,6 +164,12 @@ def _numbers(x):
 def difference(y1, y0, scale):
     if isinstance(y1, (list, tuple)):
         return [difference(a, b, scale) for a, b in zip(y1, y0)]
+    if is_structure(y1):
+        y0 = parts(y0)
+        return {k: difference(v, y0[k], scale) if records.is_differentiable(v) else None
+                for k, v in parts(y1).items()}
+    if y1 is None or isinstance(y1, str):
+        return None
     return (_numbers(y1) - _numbers(y0)) * scale
 
 
@@ -147,6 +178,9 @@ def same_structure(g, x) -> bool:
         return True
     if isinstance(x, (list, tuple)):
         return isinstance(g, (list, tuple)) and len(g) == len(x) and all(map(same_structure, g, x))
+    if is_structure(x):
+        x = parts(x)
+        return isinstance(g, dict) and g.keys() <= x.keys() and all(same_structure(v, x[k]) for k, v in g.items())
     return np.shape(g) == np.shape(x)
 
 
@@ -224,6 +258,8 @@ def _equal(a, b) -> bool:
         return len(a) == len(b) and all(map(_equal, a, b))
     if isinstance(a, dict):
         return a.keys() == b.keys() and all(_equal(a[k], b[k]) for k in a)
+    if is_structure(a):
+        return type(a) is type(b) and _equal(parts(a), parts(b))
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         return np.array_equal(a, b, equal_nan=np.asarray(a).dtype.kind == "f")
     return a == b or a is b

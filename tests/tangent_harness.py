@@ -14,12 +14,13 @@ import copy
 import math
 
 import numpy as np
-from rule_harness import axpy, random_like
+from rule_harness import axpy, is_structure, parts, random_like
 
 from s2sgrad import runtime
 from s2sgrad.ir.names import Names
 from s2sgrad.ir.nodes import Const, Op, Var
 from s2sgrad.rules import tangent_rule_for
+from s2sgrad.runtime import records
 from s2sgrad.transforms.tangent_templates import expand_tangent
 
 STEP = 1e-4
@@ -31,6 +32,8 @@ def _is_value(v) -> bool:
     """Arguments passed as names (arrays, numbers, lists, functions); the rest (axes, strings, None) as constants."""
     if isinstance(v, (list, tuple)):
         return any(_is_value(x) for x in v) and not all(isinstance(x, (int, np.integer)) for x in v)
+    if is_structure(v):
+        return True
     return isinstance(v, (np.ndarray, float, complex, type)) and not isinstance(v, bool) or callable(v)  # (a dtype too)
 
 
@@ -81,6 +84,10 @@ def flat(value) -> list:
         return []
     if isinstance(value, runtime.SparseGrad):
         return [value.dense()]
+    if isinstance(value, str):                         # (a dict's key: a constant, its tangent a zero)
+        return [np.zeros(())]
+    if is_structure(value):                            # (a record's static fields have no tangent)
+        return [a for v in parts(value).values() if records.is_differentiable(v) for a in flat(v)]
     if isinstance(value, (list, tuple)) or hasattr(value, "__getitem__") and hasattr(value, "__len__") \
             and not isinstance(value, np.ndarray):
         return [a for i in range(len(value)) for a in flat(value[i])]
@@ -127,6 +134,8 @@ def _equal(a, b) -> bool:
         return len(a) == len(b) and all(map(_equal, a, b))
     if isinstance(a, dict):
         return a.keys() == b.keys() and all(_equal(a[k], b[k]) for k in a)
+    if is_structure(a):
+        return type(a) is type(b) and _equal(parts(a), parts(b))
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         return np.array_equal(a, b, equal_nan=np.asarray(a).dtype.kind == "f")
     return a == b or a is b

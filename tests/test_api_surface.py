@@ -28,6 +28,7 @@ from s2sgrad import runtime
 from s2sgrad.ir import primitives
 from s2sgrad.rules.registry import _RULES
 from s2sgrad.rules.registry import key as rule_key
+from s2sgrad.runtime import records
 
 STEP = 1e-4
 RTOL = 1e-6
@@ -54,7 +55,63 @@ STATEMENTS = {
     runtime.keyed_extremum: "def key(v):\n        return -v * v\n    out = {0}({1}, key=key)",
     runtime.sorted_by_keys: "def key(v):\n        return -v * v\n    out = sorted({0}, key=key, reverse={2})",
     runtime.first_item: "def first(a, b):\n        return a\n    out = functools.reduce(first, {0})",
+    runtime.dict_get: "out = {0}.get({1}, {2})",
+    runtime.dict_values: "out = list({0}.values())",
+    runtime.dict_items: "out = list({0}.items())",
+    runtime.read_after_loop: "for _ in range(2):\n        v = {0}\n    out = v",
 }
+# ... and of those whose source depends on the values of the arguments (`sources`: how the call passes them)
+
+
+def _made_dict(sources, values):
+    keys, _ = values
+    return "out = {" + ", ".join(f"{k!r}: {sources[1]}[{i}]" for i, k in enumerate(keys)) + "}"
+
+
+def _unpacked(sources, values):
+    _, before, after, rest = values
+    names = [f"a{i}" for i in range(before)]
+    if rest == "list":
+        targets = [*names, "*rest", *(f"b{i}" for i in range(after))]
+        return f"{', '.join(targets)} = {sources[0]}\n    out = ({', '.join(t.lstrip('*') for t in targets)},)"
+    names += ["*rest"] if rest == "tuple" else []
+    return f"def g({', '.join(names)}):\n        return ({', '.join(n.lstrip('*') for n in names)},)\n" \
+           f"    out = g(*{sources[0]})"
+
+
+def _filled(sources, values):
+    _, required, defaults = values
+    names = [f"a{i}" for i in range(required)] + [f"b{i}={sources[2]}[{i}]" for i in range(len(defaults))]
+    return f"def g({', '.join(names)}):\n        return ({', '.join(n.split('=')[0] for n in names)},)\n" \
+           f"    out = g(*{sources[0]})"
+
+
+def _bound(sources, values):
+    parameters = values[0]
+    kinds = {1: "{}", 2: "*{}", 3: "{}", 4: "**{}"}
+    names, defaults, keyword_only = [], 0, False
+    for name, kind in parameters:
+        if kind % 10 == 3 and not keyword_only:
+            names.append("*")
+        keyword_only = keyword_only or kind % 10 in (2, 3)
+        names.append(kinds[kind % 10].format(name) + (f"={sources[3]}[{defaults}]" if kind >= 10 else ""))
+        defaults += kind >= 10
+    returned = ", ".join(name for name, _ in parameters)
+    return f"def g({', '.join(names)}):\n        return ({returned},)\n    out = g(*{sources[1]}, **{sources[2]})"
+
+
+STATEMENTS.update({
+    runtime.make_dict: _made_dict,
+    runtime.dict_without: lambda sources, values: f"def g({', '.join(values[1])}, **rest):\n        return rest\n"
+                                                  f"    out = g(**{sources[0]})",
+    runtime.unpack_starred: _unpacked,
+    runtime.unpack_filled: _filled,
+    runtime.bind_call: _bound,
+    primitives.attribute: lambda sources, values: f"out = {sources[0]}.{values[1]}",
+    runtime.as_named: lambda sources, values: f"out = {sources[0]}(" + ", ".join(f"{sources[1]}[{i}]" for i in
+                                                                               range(len(values[1]))) + ")",
+    runtime.with_field: lambda sources, values: f"out = dataclasses.replace({sources[0]}, {values[1]}={sources[2]})",
+})
 # Rules swept by other means, with the reason.
 NOT_SWEPT = {
     id(np.float16): "rounds too coarsely for finite differences (test_rules.test_float16_cast)",
@@ -79,8 +136,10 @@ def _literal(value) -> str | None:
         return "(" + "".join(_literal(v) + ", " for v in value) + ")"
     if isinstance(value, slice):
         return f"slice({_literal(value.start)}, {_literal(value.stop)}, {_literal(value.step)})"
-    if isinstance(value, type):
-        return value.__name__ if getattr(builtins, value.__name__, None) is value else _name(value)
+    if isinstance(value, type) and getattr(builtins, value.__name__, None) is value:
+        return value.__name__
+    if isinstance(value, type):                      # (a class of the user's: passed as a global)
+        return LIBRARY_NAMES.get(rule_key(value)) or primitives.python_name(value)
     return None
 
 
@@ -112,14 +171,15 @@ class Sweep:
         self.globals.update(self.weights(result, rng))
         if case.primitive in STATEMENTS:
             assert not call_kwargs, case.name
-            body = STATEMENTS[case.primitive].format(*call_args)
+            statement = STATEMENTS[case.primitive]
+            body = statement(call_args, args) if callable(statement) else statement.format(*call_args)
         else:
             call = ", ".join([*call_args, *(f"{k}={v}" for k, v in call_kwargs.items())])
             body = f"out = {_name(case.primitive)}({call})"
         self.source = f"def f({', '.join(names)}):\n    {body}\n    return {self.reduction(result)}\n"
 
     def weights(self, result, rng) -> dict:
-        leaves = result if isinstance(result, (tuple, list)) else [result]
+        leaves = [leaf for _, leaf in _leaves(result)]
         weights = {f"W{k}": rng.standard_normal(np.shape(leaf)) for k, leaf in enumerate(leaves)}
         weights.update({f"V{k}": rng.standard_normal(np.shape(leaf)) for k, leaf in enumerate(leaves)
                         if np.iscomplexobj(leaf)})
@@ -127,8 +187,7 @@ class Sweep:
 
     def reduction(self, result) -> str:
         """A weighted sum of the result's elements; of a complex result's real and imaginary parts."""
-        leaves = result if isinstance(result, (tuple, list)) else [result]
-        names = [f"out[{k}]" if isinstance(result, (tuple, list)) else "out" for k in range(len(leaves))]
+        names, leaves = zip(*_leaves(result))
         return " + ".join(f"np.sum(W{k} * np.real({name})) + np.sum(V{k} * np.imag({name}))"
                           if np.iscomplexobj(leaf) else f"np.sum(W{k} * {name})"
                           for k, (leaf, name) in enumerate(zip(leaves, names)))
@@ -136,7 +195,7 @@ class Sweep:
     def function(self, directory: Path):
         path = directory / f"sweep_{abs(hash(self.case.name))}_{len(list(directory.iterdir()))}.py"
         libraries = "import scipy.signal\nimport scipy.special\nimport scipy.stats\n" if "scipy." in self.source else ""
-        path.write_text("import functools\nimport math\nimport operator\n\nimport numpy as np\n" + libraries + "\n\n"
+        path.write_text("import dataclasses\nimport functools\nimport math\nimport operator\n\nimport numpy as np\n" + libraries + "\n\n"
                         + self.source)
         spec = importlib.util.spec_from_file_location(path.stem, path)
         module = importlib.util.module_from_spec(spec)
@@ -145,7 +204,38 @@ class Sweep:
         return module.f
 
 
+def _is_structure(value) -> bool:
+    return isinstance(value, dict) or records.is_record(value)
+
+
+def _leaves(result, source="out", top=True) -> list:
+    """(source, value) of the numbers and arrays in a result: the items of a list or tuple, and within them
+    those of dicts, records (their fields holding floats) and ragged lists; a dict's keys are no leaves."""
+    if isinstance(result, str) or result is None:
+        return []
+    if isinstance(result, dict) or records.is_record(result):
+        fields = result if isinstance(result, dict) else {k: v for k, v in records.fields(result).items()
+                                                          if records.is_differentiable(v)}
+        path = (lambda k: f"{source}[{k!r}]") if isinstance(result, dict) else (lambda k: f"{source}.{k}")
+        return [leaf for k, v in fields.items() for leaf in _leaves(v, path(k), False)]
+    if isinstance(result, (list, tuple)) and (top or not _regular(result)):
+        return [leaf for k, v in enumerate(result) for leaf in _leaves(v, f"{source}[{k}]", False)]
+    return [(source, result)]
+
+
+def _regular(value) -> bool:
+    """Is a list an array of numbers (no strings, dicts, records, ragged rows)?"""
+    try:
+        return np.asarray(value).dtype.kind in "biufc"
+    except ValueError:
+        return False
+
+
 def _directions(rng, value):
+    if isinstance(value, dict):
+        return {k: _directions(rng, v) for k, v in value.items()}
+    if records.is_record(value):
+        return records.record_complete({}, value, lambda g, x: _directions(rng, x))
     if isinstance(value, (list, tuple)):
         return type(value)(_directions(rng, v) for v in value)
     if isinstance(value, np.ndarray):
@@ -156,17 +246,42 @@ def _directions(rng, value):
 def _axpy(x, t, v):
     if isinstance(x, (list, tuple)):
         return type(x)(_axpy(a, t, b) for a, b in zip(x, v))
+    if isinstance(x, dict):
+        return {k: _axpy(a, t, v[k]) for k, a in x.items()}
+    if records.is_record(x):
+        parts = records.fields(v)
+        return records.record_complete({}, x, lambda g, a: _axpy(a, t, parts[_key(x, a)]))
     return x + t * v
+
+
+def _key(record, field):
+    return next(k for k, v in records.fields(record).items() if v is field)
 
 
 def _inner(g, v) -> float:
     if isinstance(v, (list, tuple)):
         return sum(_inner(a, b) for a, b in zip(g, v))
+    if _is_structure(v):
+        g, v = _parts(g), _parts(v)
+        return sum(_inner(g[k], b) for k, b in v.items() if k in g)
     return float(np.sum(np.asarray(g, dtype=float) * v))
 
 
+def _parts(value) -> dict:
+    """A dict, or a record's fields holding floats."""
+    if isinstance(value, dict):
+        return value
+    return {k: v for k, v in records.fields(value).items() if records.is_differentiable(v)}
+
+
 def _assert_shaped_like(g, x, where):
-    if isinstance(x, (list, tuple)):
+    if _is_structure(x):
+        assert type(g) is type(x), f"{where}: gradient {type(g).__name__} for {type(x).__name__}"
+        g, x = _parts(g), _parts(x)
+        assert g.keys() == x.keys(), f"{where}: gradient of keys {list(g)} for {list(x)}"
+        for k in x:
+            _assert_shaped_like(g[k], x[k], where)
+    elif isinstance(x, (list, tuple)):
         assert len(g) == len(x), where
         for a, b in zip(g, x):
             _assert_shaped_like(a, b, where)
@@ -327,6 +442,8 @@ def test_hvp_matches_differences_of_the_gradient(case, directory):
 
 
 def _flat(value):
+    if _is_structure(value):
+        return [leaf for v in _parts(value).values() for leaf in _flat(v)]
     if isinstance(value, (list, tuple)):
         return [leaf for v in value for leaf in _flat(v)]
     return [np.asarray(runtime.densify(value), dtype=float)]

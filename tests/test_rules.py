@@ -4,6 +4,8 @@ The rules are evaluated directly from the rule table (see rule_harness.py), not 
 """
 import ast
 import builtins
+import collections
+import dataclasses
 import importlib
 import inspect
 import math
@@ -525,6 +527,50 @@ add(case(np.array, arrays((3,), (3,)), name="array-list"),
     case(primitives.setitem, normal(4, 3), slice(1, 3), normal(2, 3), wrt=(0, 2), name="setitem-slice"),
     case(primitives.setitem, normal(4, 3), (0, slice(None)), normal(3), wrt=(0, 2), name="setitem-row"),
     case(primitives.setitem, normal(5), np.array([0, 2]), scalar(), wrt=(0, 2), name="setitem-broadcast"))
+
+# dicts, unpacking, calls bound as Python binds them, records (an adjoint: a dict of the keys or fields given one)
+@dataclasses.dataclass
+class Layer:
+    W: np.ndarray
+    b: float
+    n: int
+
+
+Point = collections.namedtuple("Point", "x y")
+
+
+def mapping(**shapes):
+    """A dict of arrays of the given shapes."""
+    return lambda rng: {k: rng.standard_normal(s) for k, s in shapes.items()}
+
+
+def layer(n=3):
+    return lambda rng: Layer(rng.standard_normal(n), float(rng.standard_normal()), 2)
+
+
+ARGS_AND_KWARGS = (("a", 1), ("b", 11), ("c", 13), ("kw", 4))
+add(case(runtime.make_dict, ("a", "b"), arrays((3,), ()), wrt=(1,), name="make_dict"),
+    case(runtime.make_dict, ("a", "b", "a"), arrays((3,), (2,), (4,)), wrt=(1,), name="make_dict-repeats"),
+    case(runtime.dict_get, mapping(a=(3,), b=(2,)), "a", normal(3), wrt=(0, 2), name="dict_get"),
+    case(runtime.dict_get, mapping(a=(3,)), "c", normal(2), wrt=(0, 2), name="dict_get-default"),
+    case(runtime.dict_without, mapping(a=(3,), b=(2,), c=()), ("a",), name="dict_without"),
+    case(runtime.dict_values, mapping(a=(3,), b=(2,)), name="dict_values"),
+    case(runtime.dict_items, mapping(a=(3,), b=(2,)), name="dict_items"),
+    case(runtime.unpack_starred, arrays((3,), (2,), (4,), (1,)), 1, 1, "list", name="unpack_starred"),
+    case(runtime.unpack_starred, normal(4, 2), 1, 0, "tuple", name="unpack_starred-array"),
+    case(runtime.unpack_starred, arrays((3,), (2,)), 2, 0, None, name="unpack_starred-none"),
+    case(runtime.unpack_filled, arrays((3,)), 1, arrays((2,), (4,)), wrt=(0, 2), name="unpack_filled"),
+    case(runtime.unpack_filled, arrays((3,), (2,)), 1, arrays((2,), (4,)), wrt=(0, 2), name="unpack_filled-one"),
+    case(runtime.bind_call, ARGS_AND_KWARGS, arrays((3,)), mapping(z=(2,)), arrays((4,), ()), wrt=(1, 2, 3),
+         name="bind_call"),
+    case(runtime.bind_call, (("a", 1), ("rest", 2)), arrays((3,), (2,), ()), {}, (), name="bind_call-varargs",
+         wrt=(1,)),
+    case(runtime.read_after_loop, normal(3), "x", name="read_after_loop"),
+    case(primitives.attribute, layer(), "W", name="attribute"),
+    case(primitives.attribute, layer(), "b", name="attribute-float"),
+    case(runtime.as_named, Point, arrays((3,), ()), wrt=(1,), name="as_named"),
+    case(runtime.with_field, layer(), "W", normal(4), wrt=(0, 2), name="with_field"),
+    case(runtime.with_field, layer(), "b", scalar(), wrt=(0, 2), name="with_field-float"))
 
 # Python's builtins that pick, order or regroup values (ties share; a key gives it to the one returned)
 def floats(n):

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from rule_harness import Case, random_like
 from tangent_harness import check_tangent, rule_jvp
-from test_rules import CASES, COMPLEX_CASES, HAND_CHECKED, normal, with_zeros
+from test_rules import ARGS_AND_KWARGS, CASES, COMPLEX_CASES, HAND_CHECKED, Layer, arrays, mapping, normal, with_zeros
 
 from s2sgrad import runtime
 from s2sgrad.ir import primitives
@@ -137,6 +137,32 @@ HELPER_CASES += [
     case(runtime.unselect, normal(3, 4), [np.array([[True], [False], [True]]), np.array([True, True, False, False])],
          [np.zeros((3, 4)), np.zeros(4)], name="unselect"),
 ]
+# the gradients of dicts, unpacking, bound calls and records, and the tangents of dict items and record fields
+BOUND = lambda rng: (rng.standard_normal(3), rng.standard_normal(4), rng.standard_normal(), {"z": rng.standard_normal(2)})  # noqa: E731
+BOUND_ARGS = ([np.zeros(3)], {"z": np.zeros(2)}, (np.zeros(4), 0.0))
+HELPER_CASES += [
+    case(runtime.dict_unmade, mapping(a=(3,), b=(2,)), ("a", "b", "a"), name="dict_unmade"),
+    case(runtime.dict_got, normal(3), {"a": np.zeros(3)}, "a", name="dict_got"),
+    case(runtime.dict_of_values, arrays((3,), (2,)), {"a": np.zeros(3), "b": np.zeros(2)}, name="dict_of_values"),
+    case(runtime.dict_of_values, lambda rng: [(0.0, rng.standard_normal(3)), (0.0, rng.standard_normal(2))],
+         {"a": np.zeros(3), "b": np.zeros(2)}, True, name="dict_of_values-items"),
+    case(runtime.dict_items_tangent, mapping(a=(3,), b=(2,)), name="dict_items_tangent"),
+    case(runtime.unpacked_grad, lambda rng: [rng.standard_normal(3), [rng.standard_normal(2), rng.standard_normal(4)],
+                                             rng.standard_normal(1)], [np.zeros(3), np.zeros(2), np.zeros(4),
+                                                                       np.zeros(1)], 1, 1, "list", name="unpacked_grad"),
+    case(runtime.unpacked_grad, lambda rng: (rng.standard_normal(2), tuple(rng.standard_normal((3, 2)))),
+         np.zeros((4, 2)), 1, 0, "tuple", name="unpacked_grad-array"),
+    case(runtime.filled_grad, arrays((3,), (2,), (4,)), [np.zeros(3), np.zeros(2)], 1, [np.zeros(2), np.zeros(4)],
+         name="filled_grad"),
+    case(runtime.filled_grad, arrays((3,), (2,), (4,)), [np.zeros(3), np.zeros(2)], 1, [np.zeros(2), np.zeros(4)],
+         True, name="filled_grad-defaults"),
+    *[case(runtime.bound_grad, BOUND, ARGS_AND_KWARGS, *BOUND_ARGS, part, name=f"bound_grad-{part}")
+      for part in ("args", "kwargs", "defaults")],
+    case(runtime.field_grad, normal(3), Layer(np.zeros(3), 0.0, 2), "W", name="field_grad"),
+    case(runtime.without_field, mapping(W=(3,), b=()), "W", name="without_field"),
+    case(runtime.written_field, mapping(W=(3,), b=()), "W", name="written_field"),
+    case(runtime.field_tangent, mapping(W=(3,), b=()), Layer(np.zeros(3), 0.0, 2), "W", name="field_tangent"),
+]
 ALL_CASES = CASES + HELPER_CASES
 
 
@@ -182,6 +208,7 @@ def test_every_runtime_helper_is_differentiable_or_constant():
                 "product_tangent", "product_grads_tangent",
                 "cumprod_grad_tangent_y", "cumprod_grad_tangent_a", "cumprod_tangent",
                 "at_copy", "written_copy",       # (NumPy's in-place functions without a rule: refused where active)
+                "random_draw",                   # a draw's value moves with its location: refused where active
                 "replay",                        # read back as swap_random_state calls
                 "derivative_vjp", "derivative_jvp",   # refused by forward mode, with their own message
                 "format_string",                 # an f-string: no derivative flows through its text (refused)
@@ -192,7 +219,7 @@ def test_every_runtime_helper_is_differentiable_or_constant():
                 "tensorsolve_grad_a", "tensorsolve_grad_b", "tensorsolve_tangent", "multi_dot_grad",
                 "multi_dot_tangent", "cross_grad", "vector_norm_grad",
                 "scipy_special", "scipy_signal"}  # modules, imported when first used: their functions have rules
-    unknown = [name for name in runtime.__all__ if name not in internal
+    unknown = [name for name in runtime.__all__ if name not in internal and callable(getattr(runtime, name))
                and tangent_rule_for(getattr(runtime, name)) is None and not is_nondifferentiable(getattr(runtime, name))]
     assert not unknown, f"runtime helpers with neither a tangent rule nor a nondifferentiable mark: {unknown}"
 
@@ -206,7 +233,8 @@ def test_runtime_helpers_have_no_adjoint():
 # --- symbolic zeros ---------------------------------------------------------------------------------------
 
 NEEDS_ZEROS = {id(primitives.list_append), id(primitives.setitem), id(primitives.seq_setitem),
-               id(primitives.seq_concat), id(runtime.stack_push), id(np.append), id(np.select), id(np.ediff1d)}
+               id(primitives.seq_concat), id(runtime.stack_push), id(np.append), id(np.select), id(np.ediff1d),
+               id(runtime.dict_get), id(runtime.unpack_filled), id(runtime.bind_call), id(runtime.with_field)}
 
 
 def _zero_arithmetic(tree) -> list[str]:

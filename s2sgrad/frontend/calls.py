@@ -144,7 +144,9 @@ class Calls:
         if isinstance(owner, np.ndarray) and getattr(callee.value, "__name__", None) in MUTATING_METHODS:
             raise lowerer.error(f"'{callee.name}' changes a global array in place, which is not supported", node,
                                 "work on a local copy (np.copy) of the array")
-        if is_user_function(callee.value):
+        if is_user_function(callee.value) and not runtime.is_runtime_function(callee.value):
+            # (the runtime's functions, which generated code calls, keep their arguments as written: the code
+            # written back calls them so, see `primitives.expression`)
             parameters = Parameters.of(call_signature(callee.value))
             if needs_binding(parameters, node):
                 args = bind(lowerer, parameters, node, callee.name)

@@ -152,3 +152,8 @@ def filled_grad(y, g, seq, required, defaults, of_defaults=False):
 @tangent(bound_grad)
 def bound_grad(y, g, parameters, args, kwargs, defaults, part):
     d[y] = bound_grad(d[g], parameters, args, kwargs, defaults, part)
+
+
+@tangent(dict_items_tangent)
+def dict_items_tangent(y, tangent):
+    d[y] = dict_items_tangent(d[tangent])

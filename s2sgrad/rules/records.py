@@ -57,3 +57,8 @@ def without_field(y, g, name):
 @tangent(runtime.written_field)
 def written_field(y, g, name):
     d[y] = written_field(d[g], name)
+
+
+@tangent(runtime.field_tangent)
+def field_tangent(y, t, x, name):
+    d[y] = field_tangent(d[t], x, name)
