@@ -10,6 +10,7 @@ from gradcheck import assert_grad_matches_fd
 
 import s2sgrad as sg
 from s2sgrad import d
+from s2sgrad.rules import registry
 
 X = np.array([0.3, -0.7, 1.1])
 V = np.array([0.5, 1.0, -2.0])
@@ -31,14 +32,25 @@ def ruled_sin(t):
     return np.sin(t)
 
 
-@sg.adjoint(ruled_sin)
 def _ruled_sin_adjoint(y, t):
     d[t] = d[y] * np.cos(t)
 
 
-@sg.tangent(ruled_sin)
 def _ruled_sin_tangent(y, t):
     d[y] = d[t] * np.cos(t)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def ruled_sin_has_rules():
+    """`ruled_sin`'s rules, registered for this module's tests only: the rule table is put back afterwards."""
+    tables = [registry._RULES, registry._TANGENT_ONLY, registry._NONDIFFERENTIABLE]
+    saved = [dict(table) for table in tables]
+    sg.adjoint(ruled_sin)(_ruled_sin_adjoint)
+    sg.tangent(ruled_sin)(_ruled_sin_tangent)
+    yield
+    for table, before in zip(tables, saved):
+        table.clear()
+        table.update(before)
 
 
 cube = lambda t: t * t * t                                   # noqa: E731

@@ -376,28 +376,10 @@ class Aliasing:
     def stale_names(self) -> set:
         return set(self.poisoned)
 
-    # ---------------------------------------------------------------- what the function did
-
     def note_returned(self, node) -> None:
         """The function may return the objects `node` evaluates to (before the return binds anything)."""
         keys, held = self.reach(node)
         self.returned |= keys | held | self.contents(node)     # a container or record made here: what it holds
-
-    def parameter_effects(self, params: list) -> tuple[set, set, str | None, set]:
-        """What the function did to the objects of its parameters `params` (names, in order): the positions
-        of those changed in place, of those its result may be or hold, the module-level object its result
-        may be (or None), and the positions of the changed ones changed through the parameter's name only."""
-        find = self.find
-        changed = {find(k) for k in self.changed}
-        returned = {find(k) for k in self.returned}
-        written = {i for i, p in enumerate(params) if find(p) in changed}
-        result = {i for i, p in enumerate(params) if find(p) in returned}
-        shared = [self.global_of[k] for k in returned if k in self.global_of]
-        through: dict = {}
-        for key, name in self.changed_through:
-            through.setdefault(find(key), set()).add(name)
-        only_through_own = {i for i in written if through.get(find(params[i])) == {params[i]}}
-        return written, result, shared[0] if shared else None, only_through_own
 
 
 def read_on_entry(loop, name: str):

@@ -68,13 +68,30 @@ class CallEffects:
 def summarize_effects(aliasing, tree, params: list) -> Effects:
     """What a call of the function lowered from `tree` does to its arguments' objects (see `Effects`), as
     `aliasing` found while lowering it; `params`: its parameters, then its free variables."""
-    written, result, result_global, only_own = aliasing.parameter_effects(params)
+    written, result, result_global, only_own = parameter_effects(aliasing, params)
     stored = {n.id for n in gast.walk(tree) if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del))}
     returns = sum(isinstance(n, gast.Return) for n in gast.walk(tree))
     rebindable = {i for i in only_own if params[i] not in stored
                   and returns <= 1}    # (a version returned from inside a branch would be recorded
     #                                    where the backward function cannot read it)
     return Effects(written, result, result_global, rebindable)
+
+
+def parameter_effects(aliasing, params: list) -> tuple[set, set, str | None, set]:
+    """What the function `aliasing` followed did to the objects of its parameters `params` (names, in order):
+    the positions of those changed in place, of those its result may be or hold, the module-level object its
+    result may be (or None), and the positions of the changed ones changed through the parameter's name only."""
+    find = aliasing.find
+    changed = {find(k) for k in aliasing.changed}
+    returned = {find(k) for k in aliasing.returned}
+    written = {i for i, p in enumerate(params) if find(p) in changed}
+    result = {i for i, p in enumerate(params) if find(p) in returned}
+    shared = [aliasing.global_of[k] for k in returned if k in aliasing.global_of]
+    through: dict = {}
+    for key, name in aliasing.changed_through:
+        through.setdefault(find(key), set()).add(name)
+    only_through_own = {i for i in written if through.get(find(params[i])) == {params[i]}}
+    return written, result, shared[0] if shared else None, only_through_own
 
 
 class UserCalls:
