@@ -182,3 +182,19 @@ def test_the_issues_examples_in_user_code(tmp_path):
     g = assert_grad_matches_fd(issue_examples.f, [x])
     _, tangent = sg.jvp(issue_examples.f)(x, np.ones(12))
     assert np.isclose(tangent, np.sum(g))
+
+
+WEIGHTS = np.array([0.5, 1.0, 2.0, 1.5])
+
+
+def weighted_logsumexp(a):
+    return np.sum(np.exp(a) * logsumexp(a, b=WEIGHTS, axis=0, keepdims=True))
+
+
+def test_hvp_where_a_rule_chooses_a_global_argument_or_a_default():
+    """The rule's ``1.0 if b is None else b`` on a module-level array, written as a branch by forward mode over
+    the gradient, keeps the global's name read-only (it was bound as a local, and the Hessian code raised)."""
+    x, v = np.array([0.1, 0.5, -0.3, 0.2]), np.array([0.3, -1.0, 0.4, 0.8])
+    gradient = sg.grad(weighted_logsumexp)
+    expected = (gradient(x + 1e-5 * v) - gradient(x - 1e-5 * v)) / 2e-5
+    np.testing.assert_allclose(sg.hvp(weighted_logsumexp)(x, v), expected, rtol=1e-6, atol=1e-8)

@@ -121,8 +121,11 @@ def coalesce(fn: ast.FunctionDef, fixed: set = frozenset(), temporary: set = fro
         return name
 
     members: dict[str, set] = {}
+    stored = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     copies = sorted(_all_copies(fn.body), key=lambda pair: base_name(pair[0]) != base_name(pair[1]))
     for target, source in copies:
+        if source not in stored and source not in params:       # a global: another name would make it local
+            continue
         a, b = find(target), find(source)
         if a == b:
             continue
@@ -143,7 +146,6 @@ def coalesce(fn: ast.FunctionDef, fixed: set = frozenset(), temporary: set = fro
         classes[rep] = rep
         members[rep] = group_a | group_b
     renames = {n: find(n) for n in list(classes) if find(n) != n}
-    stored = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     representatives = {find(n) for n in stored | set(classes)}
     renames.update(_unversioned(fn, representatives - params - set(fixed), renames))
     if renames:
