@@ -357,32 +357,12 @@ def test_fixed_seed_sweep(directory):
     assert not failures, f"{len(failures)} of {SWEEP} programs failed; the first:\n" + "\n".join(failures[:3])
 
 
-def test_helper_sweep(directory):
-    """HELPER_SWEEP programs that call helpers (module-level functions, nested defs, recursive ones)
-    in every way the grammar knows, from `random.Random(seed)`; every tenth also through jvp and hvp."""
-    failures, discarded = [], 0
-    for seed in range(HELPER_SWEEP):
-        program, args = random_case(seed, helpers=True)
-        try:
-            check(program, args, directory)
-            if seed % HIGHER_EVERY == 0:
-                check_higher(program, args, directory)
-        except Discard:
-            discarded += 1
-        except Refused:
-            pass
-        except AssertionError as e:
-            failures.append(f"=== seed {seed} ===\n{e}")
-    assert discarded <= HELPER_SWEEP // 4, f"{discarded} of {HELPER_SWEEP} programs discarded: the grammar needs tuning"
-    assert not failures, f"{len(failures)} of {HELPER_SWEEP} programs failed; the first:\n" + "\n".join(failures[:3])
-
-
-def test_builtin_sweep(directory):
-    """BUILTIN_SWEEP programs with Python's builtins in their expressions (`EXTRA_FEATURES`), from
-    `random.Random(seed)`; every tenth also through jvp and hvp."""
+def _sweep_with_higher(count: int, case, directory) -> set:
+    """`count` programs `case(seed)` checked, every tenth also through jvp and hvp; at most a quarter discarded,
+    none failing. Returns the features the programs used."""
     failures, discarded, used = [], 0, set()
-    for seed in range(BUILTIN_SWEEP):
-        program, args = random_case(seed, FEATURES | EXTRA_FEATURES, rates={"builtins": 0.5})
+    for seed in range(count):
+        program, args = case(seed)
         used |= program.features_used
         try:
             check(program, args, directory)
@@ -394,9 +374,23 @@ def test_builtin_sweep(directory):
             pass
         except AssertionError as e:
             failures.append(f"=== seed {seed} ===\n{e}")
+    assert discarded <= count // 4, f"{discarded} of {count} programs discarded: the grammar needs tuning"
+    assert not failures, f"{len(failures)} of {count} programs failed; the first:\n" + "\n".join(failures[:3])
+    return used
+
+
+def test_helper_sweep(directory):
+    """HELPER_SWEEP programs that call helpers (module-level functions, nested defs, recursive ones)
+    in every way the grammar knows, from `random.Random(seed)`; every tenth also through jvp and hvp."""
+    _sweep_with_higher(HELPER_SWEEP, lambda seed: random_case(seed, helpers=True), directory)
+
+
+def test_builtin_sweep(directory):
+    """BUILTIN_SWEEP programs with Python's builtins in their expressions (`EXTRA_FEATURES`), from
+    `random.Random(seed)`; every tenth also through jvp and hvp."""
+    used = _sweep_with_higher(BUILTIN_SWEEP, lambda seed: random_case(seed, FEATURES | EXTRA_FEATURES,
+                                                                       rates={"builtins": 0.5}), directory)
     assert "builtins" in used
-    assert discarded <= BUILTIN_SWEEP // 4, f"{discarded} of {BUILTIN_SWEEP} programs discarded: the grammar needs tuning"
-    assert not failures, f"{len(failures)} of {BUILTIN_SWEEP} programs failed; the first:\n" + "\n".join(failures[:3])
 
 
 def test_grammar_covers_every_construct():
