@@ -4,7 +4,7 @@ For every keyword, every name the runtime exports, every schedule, `np`, `math` 
 that generated code calls, a program uses that name where it can (a local variable, a variable whose
 adjoint or tangent would get that name, a global of the user's read in a helper and at the top level),
 and its gradient, vector-Jacobian product, Jacobian-vector product and Hessian-vector product are
-checked against finite differences.
+checked against finite differences. Each program uses several names at once (`batches`).
 """
 import ast
 import builtins
@@ -36,29 +36,66 @@ def usable(name: str) -> bool:
     return name.isidentifier() and not keyword.iskeyword(name)
 
 
-def program(name: str) -> str:
-    """A module whose functions use `name` every way a user can."""
+def roles(name: str, i: int) -> tuple[str, str]:
+    """The local variable that takes `name` (or stands in for a name no variable can take) and the variable
+    whose adjoint or tangent would be called `name`."""
+    local = name if usable(name) else f"a{i}"
+    prefixed = name[1:] if name.startswith("d") and usable(name[1:]) else f"b{i}"
+    return local, prefixed
+
+
+def program(batch: tuple[str, ...]) -> str:
+    """A module whose functions use each name of `batch` every way a user can."""
+    usable_names = [n for n in batch if usable(n)]
     lines = ["import numpy", ""]
-    if usable(name):
-        lines += [f"{name} = 0.7", "", "", "def helper(x):", f"    return x * {name} + x", "", ""]
-        lines += ["def reads_global(x):", f"    y = numpy.sin(x) * {name}", "    return numpy.sum(y * x)", "", ""]
+    if usable_names:
+        lines += [f"{n} = 0.7" for n in usable_names]
+        mean = " + ".join(usable_names)
+        lines += ["", "", "def helper(x):", f"    return x * ({mean}) / {len(usable_names)} + x", "", ""]
+        lines += ["def reads_global(x):", f"    y = numpy.sin(x) * ({mean})", "    return numpy.sum(y * x)", "", ""]
     lines += ["def f(x):"]
-    local = name if usable(name) else "a"
-    lines += [f"    {local} = numpy.sin(x) * 1.5"]
-    prefixed = name[1:] if name.startswith("d") and usable(name[1:]) else "b"
-    if prefixed != local:
-        lines += [f"    {prefixed} = numpy.cos(x) * {local}"]
+    locals_, factors = [], []
+    for i, name in enumerate(batch):
+        local, prefixed = roles(name, i)
+        lines += [f"    {local} = numpy.sin(x) * 1.5"]
+        if prefixed != local:
+            lines += [f"    {prefixed} = numpy.cos(x) * {local}"]
+        locals_.append(local)
+        factors.append(prefixed)
+    k = len(batch)
     lines += ["    s = x * 0.5", "    i = 0", "    while i < 2:",
-              f"        s = s * {prefixed} + numpy.tanh(s) * {local}", "        i = i + 1"]
-    if usable(name):
+              f"        s = s * ({' + '.join(factors)}) / {k} + numpy.tanh(s) * ({' + '.join(locals_)}) / {k}",
+              "        i = i + 1"]
+    if usable_names:
         lines += ["    s = helper(s)"]
-    lines += [f"    return numpy.sum(s * {local})", ""]
+    lines += [f"    return numpy.sum(s * ({' + '.join(locals_)}))", ""]
     return "\n".join(lines)
 
 
-def load(name: str, directory):
-    path = directory / f"uses_{re.sub(r'[^a-zA-Z0-9]', 'x', name)}_{abs(hash(name)) % 10 ** 6}.py"
-    path.write_text(program(name))
+def batches(names_: list[str], size: int = 8) -> list[tuple[str, ...]]:
+    """`names_` in groups of at most `size`, no group holding two names whose variables would be one variable
+    (`dx` and `x`), nor one that the program's own variables take. Names no variable can take (keywords) make
+    one program between them: it is the same for each."""
+    taken_by_program = {"x", "y", "s", "i", "f", "helper", "reads_global", "numpy"}
+    groups: list[list[str]] = []
+    for name in (n for n in names_ if usable(n)):
+        variables = set(roles(name, 0)) - {"a0", "b0"}
+        assert not variables & taken_by_program, name
+        for group in groups:
+            used = set().union(*(set(roles(n, 0)) for n in group)) - {"a0", "b0"}
+            if len(group) < size and not variables & used:
+                group.append(name)
+                break
+        else:
+            groups.append([name])
+    groups.append([n for n in names_ if not usable(n)][:1])
+    return [tuple(g) for g in groups if g]
+
+
+def load(batch: tuple[str, ...], directory):
+    stem = re.sub(r"[^a-zA-Z0-9]", "x", "_".join(batch))[:60]
+    path = directory / f"uses_{stem}_{abs(hash(batch)) % 10 ** 6}.py"
+    path.write_text(program(batch))
     spec = importlib.util.spec_from_file_location(path.stem, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -78,10 +115,10 @@ def fd_directional(fn, x, v, step=1e-5):
     return (fn(x + step * v) - fn(x - step * v)) / (2 * step)
 
 
-@pytest.mark.parametrize("name", COLLIDING)
-def test_a_name_generated_code_uses_is_never_taken_from_it(name, directory):
-    module = load(name, directory)
-    functions = [module.f] + ([module.reads_global] if usable(name) else [])
+@pytest.mark.parametrize("batch", batches(COLLIDING), ids=lambda batch: ",".join(batch))
+def test_a_name_generated_code_uses_is_never_taken_from_it(batch, directory):
+    module = load(batch, directory)
+    functions = [module.f] + ([module.reads_global] if hasattr(module, "reads_global") else [])
     for f in functions:
         gradcheck.assert_grad_matches_fd(f, (X,), rtol=1e-5, atol=1e-7)
         grad = sg.grad(f)(X)
@@ -92,11 +129,12 @@ def test_a_name_generated_code_uses_is_never_taken_from_it(name, directory):
         assert value == pytest.approx(f(X), rel=1e-12)
         assert tangent == pytest.approx(fd_directional(f, X, V), rel=1e-5, abs=1e-7)
         np.testing.assert_allclose(sg.hvp(f)(X, V), fd_directional(sg.grad(f), X, V), rtol=1e-5, atol=1e-7)
-        if name in names.own_names() - {"_"}:        # no variable in generated code takes the name
+        own = set(batch) & (names.own_names() - {"_"})      # no variable in generated code takes these names
+        if own:
             for source in (sg.source(f), sg.source(f, mode="vjp"), forward.source(f)):
                 stored = {n.id for n in ast.walk(ast.parse(source))
                           if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-                assert name not in stored, source
+                assert not own & stored, source
 
 
 @pytest.mark.parametrize("name", sorted(n for n in names.own_names() if usable(n)))
