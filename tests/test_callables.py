@@ -3,6 +3,7 @@ picked from a dict or a list; each gradient against finite differences, in rever
 import functools
 import inspect
 import re
+import types
 
 import numpy as np
 import pytest
@@ -10,6 +11,7 @@ from gradcheck import assert_grad_matches_fd
 
 import s2sgrad as sg
 from s2sgrad import d
+from s2sgrad.api import generation
 from s2sgrad.rules import registry
 
 X = np.array([0.3, -0.7, 1.1])
@@ -156,6 +158,25 @@ def module_to_helper(xp, x):
 @pytest.mark.parametrize("f", [module_sum, module_norm, module_to_helper])
 def test_module_argument(f):
     check(f, [np, X], wrt=1)
+
+
+@pytest.mark.parametrize("f", [module_sum, module_norm, module_to_helper])
+def test_module_argument_code_is_generated_once(f):
+    df = sg.grad(f, wrt=1)
+    df(np, X)
+    before = generation._CACHE_COUNT[0]
+    for _ in range(3):
+        df(np, X)
+    assert generation._CACHE_COUNT[0] == before
+
+
+def test_module_argument_with_a_changed_function_regenerates():
+    xp = types.ModuleType("xp")
+    xp.sum, xp.sin, xp.tanh, xp.linalg, xp.asarray = np.sum, np.sin, np.tanh, np.linalg, np.asarray
+    df = sg.grad(module_to_helper, wrt=1)
+    np.testing.assert_allclose(df(xp, X), 2 * np.sin(X) * np.cos(X), rtol=1e-12)
+    xp.sin = np.cos
+    np.testing.assert_allclose(df(xp, X), -2 * np.cos(X) * np.sin(X), rtol=1e-12)
 
 
 def test_module_argument_names_numpy_in_generated_code():

@@ -67,13 +67,21 @@ class ParsedFunction:
         (noted, as `resolve` notes names); MISSING if it has no such attribute."""
         value = getattr(base, attr, MISSING)
         root, _, attributes = f"{dotted}.{attr}".partition(".")
-        if root in self.cells:
+        if root in self.parameters:     # a module or function passed in: the code is specialized on that object
+            guards.note({"base": base}, "base", value, attr)
+        elif root in self.cells:
             guards.note(self.cells[root], root, value, attributes)
         elif root in self.globals:
             guards.note(self.globals, root, value, attributes)
         else:
             guards.note(builtins.__dict__, root, value, attributes)
         return value
+
+    @property
+    def parameters(self) -> set[str]:
+        """The names of the function's parameters."""
+        args = self.tree.args
+        return {a.id for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg] if a}
 
     @property
     def name(self) -> str:
