@@ -250,6 +250,8 @@ def in_argument_dtypes(grads, wrt_args: list, many: bool):
         dtype('float32')
     """
     def cast(g, x):
+        if type(g) is type(x) and (type(x) is float or type(x) is np.ndarray and g.dtype == x.dtype):
+            return g
         if isinstance(x, (list, tuple)) and isinstance(g, (list, tuple)):
             return rebuilt(g, [cast(a, b) for a, b in zip(g, x)])
         if isinstance(x, dict) and isinstance(g, dict):
@@ -271,6 +273,8 @@ def refuse_complex(f, names: list[str], derivatives) -> None:
     """A complex gradient or tangent of real arguments means a complex value on the differentiated path,
     where the rules' results would be wrong: refuse it. (With dtypes known, generation refuses it first,
     at its line.)"""
+    if type(derivatives) is float or type(derivatives) is np.ndarray and derivatives.dtype.kind == "f":
+        return
     pending = [derivatives]
     while pending:
         leaf = pending.pop()

@@ -206,12 +206,21 @@ def refuse_complex_calls(lowered, analysis, wrt) -> None:
                                 "is not known to hold for complex values", call.loc, COMPLEX_HINT)
 
 
+_PLAIN_KINDS = {float: SCALAR, int: INT, complex: SCALAR, np.float64: SCALAR, np.float32: SCALAR}
+
+
 def kind_of(value):
     """What generated code is specialized on: "int", "scalar", "seq" (a list or tuple), "dict", a named
     tuple's `Fields`, a record's `ObjectKind` (and `ItemsKind`, `GeneratorKind`), an array's shape, a function's or
     module's identity (`Static`), or "tensor" (anything else)."""
-    if kind_of_object(value) is not None:       # a record, a container of records, a generator
-        return kind_of_object(value)
+    plain = _PLAIN_KINDS.get(type(value))      # (it runs on every call: the common kinds first)
+    if plain is not None:
+        return plain
+    if type(value) is np.ndarray:
+        return value.shape if value.ndim else TENSOR
+    described = kind_of_object(value)           # a record, a container of records, a generator
+    if described is not None:
+        return described
     if is_static(value):
         return Static(value)
     if isinstance(value, dict):
