@@ -25,7 +25,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from .user_workloads import HSTEP, LEAK, H
-from .workloads import Workload
+from .workloads import Workload, flat, leaves
 
 try:
     import autograd
@@ -84,25 +84,6 @@ class Peer:
     compiles: bool = False
     numpy_based: bool = False
     workloads: Optional[tuple] = None
-
-
-def leaves(tree) -> tuple:
-    """The arrays and numbers in nested tuples, lists and dicts (a dict's in the order of its sorted keys),
-    as NumPy values: how gradients that are containers are compared leaf by leaf.
-
-        >>> leaves(({"b": 2.0, "a": [1.0, (3.0,)]},))
-        (array(1.), array(3.), array(2.))
-    """
-    return tuple(leaf if isinstance(leaf, np.ndarray) else np.asarray(leaf) for leaf in _flat(tree))
-
-
-def _flat(tree) -> list:
-    """The leaves of nested tuples, lists and dicts as they are, in the order of ``leaves``."""
-    if isinstance(tree, dict):
-        return [leaf for key in sorted(tree) for leaf in _flat(tree[key])]
-    if isinstance(tree, (list, tuple)):
-        return [leaf for item in tree for leaf in _flat(item)]
-    return [tree]
 
 
 def _tree_map(fn, tree):
@@ -483,7 +464,7 @@ def _to_torch(args: tuple, wrt: tuple[int, ...]) -> tuple:
 def _prepare_torch(workload: Workload, args: tuple) -> Prepared:
     forward = _TORCH[workload.key]
     torch_args = _to_torch(args, workload.wrt)
-    inputs = [leaf for i in workload.wrt for leaf in _flat(torch_args[i])]
+    inputs = [leaf for i in workload.wrt for leaf in flat(torch_args[i])]
 
     def gradient():
         return torch.autograd.grad(forward(*torch_args), inputs)

@@ -43,8 +43,8 @@ sys.path.insert(0, str(HERE.parent))
 
 import numpy as np  # noqa: E402  (after the thread settings above)
 
-from benchmarks.peers import Peer, Prepared, available_peers, leaves  # noqa: E402
-from benchmarks.workloads import WORKLOADS, Workload  # noqa: E402
+from benchmarks.peers import Peer, Prepared, available_peers  # noqa: E402
+from benchmarks.workloads import WORKLOADS, Workload, leaves  # noqa: E402
 
 try:
     import threadpoolctl

@@ -62,6 +62,29 @@ class Workload:
     wrt: tuple[int, ...]
 
 
+def leaves(tree) -> tuple:
+    """The arrays and numbers in nested tuples, lists and dicts (a dict's in the order of its sorted keys),
+    as NumPy values: how gradients that are containers are compared leaf by leaf.
+
+        >>> leaves(({"b": 2.0, "a": [1.0, (3.0,)]},))
+        (array(1.), array(3.), array(2.))
+    """
+    return tuple(leaf if isinstance(leaf, np.ndarray) else np.asarray(leaf) for leaf in flat(tree))
+
+
+def flat(tree) -> list:
+    """The leaves of nested tuples, lists and dicts as they are, in the order of ``leaves``.
+
+        >>> flat({"b": 2, "a": [1]})
+        [1, 2]
+    """
+    if isinstance(tree, dict):
+        return [leaf for key in sorted(tree) for leaf in flat(tree[key])]
+    if isinstance(tree, (list, tuple)):
+        return [leaf for item in tree for leaf in flat(item)]
+    return [tree]
+
+
 # --------------------------------------------------------------------------
 # W1: scalar loop
 # --------------------------------------------------------------------------

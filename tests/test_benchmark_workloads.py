@@ -17,9 +17,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import s2sgrad as sg  # noqa: E402
-from benchmarks.peers import leaves  # noqa: E402
 from benchmarks.user_workloads import damped_ode_step_count  # noqa: E402
-from benchmarks.workloads import BY_KEY, WORKLOADS, ode_step_count  # noqa: E402
+from benchmarks.workloads import BY_KEY, WORKLOADS, leaves, ode_step_count  # noqa: E402
 
 DIRECTIONS = 3
 STEP = 1e-5
