@@ -24,10 +24,9 @@ import platform
 import statistics
 import sys
 import time
-import tracemalloc
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, NamedTuple, Optional
+from typing import NamedTuple, Optional
 
 # Single-threaded runs: the BLAS libraries read these when they load, and
 # JAX sizes its thread pool by the CPUs the process may run on, so both are
@@ -43,6 +42,7 @@ sys.path.insert(0, str(HERE.parent))
 
 import numpy as np  # noqa: E402  (after the thread settings above)
 
+from benchmarks.memory import peak_bytes  # noqa: E402
 from benchmarks.peers import Peer, Prepared, available_peers  # noqa: E402
 from benchmarks.workloads import WORKLOADS, Workload, leaves  # noqa: E402
 
@@ -177,20 +177,6 @@ def _repeat_count(prepared: Prepared, first: float, min_sample_seconds: float) -
     return max(1, math.ceil(calls * min_sample_seconds / elapsed))
 
 
-def _peak_bytes(call: Callable[[], object]) -> int:
-    """Peak memory NumPy and Python allocate during one call, above the start."""
-    gc.collect()
-    tracemalloc.start()
-    try:
-        start = tracemalloc.get_traced_memory()[0]
-        result = call()
-        peak = tracemalloc.get_traced_memory()[1] - start
-        del result
-    finally:
-        tracemalloc.stop()
-    return peak
-
-
 def _restore_inputs(args, snapshot) -> bool:
     """Whether the leaves of ``args`` still equal ``snapshot``; puts back any array that does not."""
     unchanged = True
@@ -272,7 +258,7 @@ def measure(workload: Workload, args: tuple, tools: list, rounds: int,
         if t.tool.compiles:
             t.row.compile_seconds = max(0.0, t.first_seconds - t.row.seconds)
         if t.tool.numpy_based:
-            t.row.peak_bytes = _peak_bytes(t.prepared.call)
+            t.row.peak_bytes = peak_bytes(t.prepared.call)
     return rows
 
 

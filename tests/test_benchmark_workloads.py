@@ -8,7 +8,11 @@ adjoint's gradient with the direction. An argument differentiated may be a
 list or dict of arrays (W9, W10): the direction then has one part per leaf.
 """
 
+import doctest
+import importlib
+import inspect
 import sys
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +21,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import s2sgrad as sg  # noqa: E402
+from benchmarks.pushes import _function, hand_pushes  # noqa: E402
 from benchmarks.user_workloads import damped_ode_step_count  # noqa: E402
 from benchmarks.workloads import BY_KEY, WORKLOADS, leaves, ode_step_count  # noqa: E402
 
@@ -152,3 +157,17 @@ def test_ode_step_count_is_locally_constant(key, count):
     direction = np.random.default_rng(0).standard_normal(A.shape)
     for scale in (-STEP, STEP):
         assert count(A + scale * direction, *rest) == steps
+
+
+@pytest.mark.parametrize("key, kept", [("W1", 2), ("W2", 1), ("W5", 3), ("W7", 1), ("W8", 3), ("W9", 1),
+                                       ("W10", 2)])
+def test_hand_pushes_count_what_the_forward_loop_keeps(key, kept):
+    """PUSHES.md's hand-written column: the values each adjoint's forward loop appends or writes per step."""
+    source = textwrap.dedent(inspect.getsource(BY_KEY[key].adjoint))
+    assert hand_pushes(_function(source)) == kept
+
+
+@pytest.mark.parametrize("module", ["workloads", "user_workloads", "pushes", "memory"])
+def test_benchmark_docstring_examples(module):
+    failed, _ = doctest.testmod(importlib.import_module(f"benchmarks.{module}"))
+    assert failed == 0
