@@ -171,3 +171,4 @@ def test_hand_pushes_count_what_the_forward_loop_keeps(key, kept):
 def test_benchmark_docstring_examples(module):
     failed, _ = doctest.testmod(importlib.import_module(f"benchmarks.{module}"))
     assert failed == 0
+
