@@ -53,29 +53,32 @@ def _pushes(node) -> list:
             and isinstance(n.func, ast.Attribute) and n.func.attr == "push"]
 
 
-def generated_pushes(function: ast.FunctionDef) -> tuple[int, int, int]:
-    """The push statements in the body of the forward sweep's loop (the function's first ``while``), of them
-    those of shape records, and the pushes outside it (a loop variable's final value, when the value a trip
-    ends with is not pushed because the next trip pushes it)."""
+def generated_pushes(function: ast.FunctionDef) -> tuple[list[str], int, int]:
+    """The values pushed in the body of the forward sweep's loop (the function's first ``while``), the number
+    of them that are shape records, and the pushes outside it (a loop variable's final value, when the value
+    a trip ends with is not pushed because the next trip pushes it)."""
     loop = next(node for node in ast.walk(function) if isinstance(node, ast.While))
     calls = _pushes(loop)
     shapes = sum(isinstance(c.args[0], ast.Call) and getattr(c.args[0].func, "id", "") == "like" for c in calls)
-    return len(calls), shapes, len(_pushes(function)) - len(calls)
+    return [ast.unparse(c.args[0]) for c in calls], shapes, len(_pushes(function)) - len(calls)
 
 
-def hand_pushes(function: ast.FunctionDef) -> int:
-    """What the hand adjoint's forward loop (its first loop) keeps per iteration: ``xs.append(...)`` calls
-    and writes into a pre-allocated array (``hs[t] = ...``).
+def hand_pushes(function: ast.FunctionDef) -> list[str]:
+    """What the hand adjoint's forward loop (its first loop) keeps per iteration: the values of its
+    ``xs.append(...)`` calls and the values written into a pre-allocated array (``hs[t] = ...``).
 
-        >>> loop = "def f(x):\\n    for t in x:\\n        a.append(t)\\n        hs[t] = t\\n        y = t"
+        >>> loop = "def f(x):\\n    for t in x:\\n        a.append(t)\\n        hs[t] = t * t\\n        y = t"
         >>> hand_pushes(_function(loop))
-        2
+        ['t', 't * t']
     """
     loop = next(node for node in ast.walk(function) if isinstance(node, (ast.For, ast.While)))
-    appends = sum(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "append"
-                  for n in ast.walk(loop))
-    writes = sum(isinstance(n, ast.Assign) and isinstance(n.targets[0], ast.Subscript) for n in ast.walk(loop))
-    return appends + writes
+    kept = []
+    for node in ast.walk(loop):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "append":
+            kept.append((node.lineno, node.col_offset, ast.unparse(node.args[0])))
+        elif isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Subscript):
+            kept.append((node.lineno, node.col_offset, ast.unparse(node.value)))
+    return [value for _, _, value in sorted(kept)]
 
 
 def measure(workload: Workload) -> dict:
@@ -89,11 +92,16 @@ def measure(workload: Workload) -> dict:
     gradient(*args)
     workload.adjoint(*args)
     return {
-        "pushed": pushed, "shapes": shapes, "after": after, "hand pushed": hand_pushes(hand),
-        "push everything": generated_pushes(everything)[0],
+        "pushed": len(pushed), "values": pushed, "shapes": shapes, "after": after,
+        "hand values": hand_pushes(hand),
+        "push everything": len(generated_pushes(everything)[0]),
         "statements": statement_count(generated), "hand statements": statement_count(hand),
         "peak": peak_bytes(lambda: gradient(*args)), "hand peak": peak_bytes(lambda: workload.adjoint(*args)),
     }
+
+
+def _code(values) -> str:
+    return ", ".join(f"`{value}`" for value in values)
 
 
 def _kilobytes(count: int) -> str:
@@ -117,14 +125,16 @@ def table(results) -> str:
         "",
         "| workload | pushed per iteration (s2sgrad) | of which shape records | pushed once after the loop "
         "| pushed per iteration (hand-written) | pushed per iteration (push everything) "
-        "| statements (s2sgrad) | statements (hand-written) | ratio |",
-        "|---|--:|--:|--:|--:|--:|--:|--:|--:|",
+        "| statements (s2sgrad) | statements (hand-written) | ratio | what s2sgrad pushes "
+        "| what the hand-written adjoint keeps |",
+        "|---|--:|--:|--:|--:|--:|--:|--:|--:|---|---|",
     ]
     for workload, r in results:
         ratio = r["statements"] / r["hand statements"]
         lines.append(f"| {workload.key} {workload.name} | {r['pushed']} | {r['shapes']} | {r['after']} "
-                     f"| {r['hand pushed']} | {r['push everything']} | {r['statements']} "
-                     f"| {r['hand statements']} | {_flag(ratio, STATEMENTS_TARGET)} |")
+                     f"| {len(r['hand values'])} | {r['push everything']} | {r['statements']} "
+                     f"| {r['hand statements']} | {_flag(ratio, STATEMENTS_TARGET)} "
+                     f"| {_code(r['values'])} | {_code(r['hand values'])} |")
     lines += [
         "",
         "## Peak memory of one gradient call",
@@ -144,7 +154,7 @@ def main(argv=None) -> int:
     results = []
     for key in keys:
         results.append((BY_KEY[key], measure(BY_KEY[key])))
-        print(key, results[-1][1], flush=True)
+        print(key, {k: v for k, v in results[-1][1].items() if "values" not in k}, flush=True)
     text = table(results)
     if keys == LOOP_WORKLOADS:
         Path(__file__).with_name("PUSHES.md").write_text(text)
