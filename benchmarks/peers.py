@@ -13,7 +13,7 @@ gradient on them (waiting for the result, for asynchronous tools).
   the same Python control flow as the NumPy source.
 * ``jax.jit(jax.grad(...))`` needs structured control flow: ``fori_loop`` and
   ``scan`` replace the Python loops. JAX cannot reverse-differentiate a
-  ``while_loop``, so for W5 a compiled ``while_loop`` first counts the steps,
+  ``while_loop``, so for W5 and W8 a compiled ``while_loop`` first counts the steps,
   then a ``scan`` of that length is differentiated (a recompilation per
   step count; the count is part of every timed call).
 """
