@@ -21,6 +21,7 @@ import importlib.metadata
 import math
 import os
 import platform
+import signal
 import statistics
 import sys
 import time
@@ -186,6 +187,29 @@ def _restore_inputs(args, snapshot) -> bool:
     return unchanged
 
 
+class _Stopped(BaseException):
+    """A first call stopped at its time limit (a BaseException, so that no tool's ``except Exception`` takes it)."""
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: Optional[float]):
+    """Raise ``_Stopped`` in the block once it has run ``seconds`` of wall time (None: no limit)."""
+    if seconds is None or not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def stop(signum, frame):
+        raise _Stopped
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def _too_slow(row: Row, first: float, max_seconds: Optional[float]) -> bool:
     """Whether a first call over ``max_seconds`` leaves the tool out of the timed rounds (noted in its row)."""
     if max_seconds is None or first <= max_seconds:
@@ -203,8 +227,8 @@ def measure(workload: Workload, args: tuple, tools: list, rounds: int,
     order that rotates from round to round; a sample repeats the call enough
     times to last ``min_sample_seconds`` and is divided by the repeat count.
     A peer whose first call takes over ``max_seconds`` is not timed further
-    (its row notes the first call's time); one named in ``skip`` as
-    ``"tool:KEY"`` is not called at all.
+    (its row notes the first call's time, or that it was stopped at the
+    limit); one named in ``skip`` as ``"tool:KEY"`` is not called at all.
     """
     snapshot = [np.copy(a) for a in leaves(args)]
     rows, timed = [], []
@@ -217,12 +241,18 @@ def measure(workload: Workload, args: tuple, tools: list, rounds: int,
         if f"{tool.name}:{workload.key}" in skip:
             row.notes.append("skipped (--skip)")
             continue
+        limit = None if tool.name in MEASURED_ALWAYS else max_seconds
         try:
-            start = time.perf_counter()
-            prepared = tool.prepare(workload, args)
-            result = prepared.call()
-            first = time.perf_counter() - start
+            with _time_limit(limit):
+                start = time.perf_counter()
+                prepared = tool.prepare(workload, args)
+                result = prepared.call()
+                first = time.perf_counter() - start
             grads = prepared.to_numpy(result)
+        except _Stopped:
+            row.notes.append(f"too slow: first call stopped after {limit:g} s (--max-seconds)")
+            _restore_inputs(args, snapshot)
+            continue
         except Exception as error:  # the row reports it; the run goes on
             kind = "unsupported" if tool.name in (S2SGRAD, S2SGRAD_SPARSE) else "failed"
             row.notes.append(f"{kind}: {_first_line(error)}")
@@ -235,7 +265,7 @@ def measure(workload: Workload, args: tuple, tools: list, rounds: int,
                 row.notes.append("gradient differs from the hand-written one")
         if not _restore_inputs(args, snapshot):
             row.notes.append("modified its inputs")
-        if tool.name not in MEASURED_ALWAYS and _too_slow(row, first, max_seconds):
+        if _too_slow(row, first, limit):
             continue
         repeat = _repeat_count(prepared, first, min_sample_seconds)
         timed.append(_Timed(tool, prepared, row, first, repeat))
@@ -455,8 +485,8 @@ def parse_args(argv=None):
                         help="only these tools besides forward and hand-written "
                              f"({' '.join(PEER_NAMES)})")
     parser.add_argument("--max-seconds", type=float, metavar="S",
-                        help="a peer whose first call takes over S seconds is not timed further "
-                             "(its row says 'too slow' and gives that call's time)")
+                        help="a peer's first call is stopped after S seconds and the peer is not "
+                             "timed on that workload (its row says 'too slow')")
     parser.add_argument("--skip", nargs="+", default=[], metavar="TOOL:KEY",
                         help="leave these measurements out, e.g. jax:W5 autograd:W8")
     parser.add_argument("--out", type=Path,
