@@ -193,7 +193,11 @@ class _Stopped(BaseException):
 
 @contextlib.contextmanager
 def _time_limit(seconds: Optional[float]):
-    """Raise ``_Stopped`` in the block once it has run ``seconds`` of wall time (None: no limit)."""
+    """Raise ``_Stopped`` in the block once it has run ``seconds`` of wall time (None: no limit).
+
+    The alarm repeats every 0.1 s until the block is left: one that fires in a
+    callback that swallows exceptions (a garbage-collector hook) is not lost.
+    """
     if seconds is None or not hasattr(signal, "setitimer"):
         yield
         return
@@ -202,7 +206,7 @@ def _time_limit(seconds: Optional[float]):
         raise _Stopped
 
     previous = signal.signal(signal.SIGALRM, stop)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    signal.setitimer(signal.ITIMER_REAL, seconds, 0.1)
     try:
         yield
     finally:
