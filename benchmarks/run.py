@@ -21,7 +21,6 @@ import importlib.metadata
 import math
 import os
 import platform
-import signal
 import statistics
 import sys
 import time
@@ -44,6 +43,7 @@ sys.path.insert(0, str(HERE.parent))
 import numpy as np  # noqa: E402  (after the thread settings above)
 
 import s2sgrad  # noqa: E402  (imported here, as the peers are, so that no first call pays for it)
+from benchmarks.limits import Stopped, time_limit  # noqa: E402
 from benchmarks.memory import peak_bytes  # noqa: E402
 from benchmarks.peers import Peer, Prepared, available_peers  # noqa: E402
 from benchmarks.workloads import WORKLOADS, Workload, leaves  # noqa: E402
@@ -187,33 +187,6 @@ def _restore_inputs(args, snapshot) -> bool:
     return unchanged
 
 
-class _Stopped(BaseException):
-    """A first call stopped at its time limit (a BaseException, so that no tool's ``except Exception`` takes it)."""
-
-
-@contextlib.contextmanager
-def _time_limit(seconds: Optional[float]):
-    """Raise ``_Stopped`` in the block once it has run ``seconds`` of wall time (None: no limit).
-
-    The alarm repeats every 0.1 s until the block is left: one that fires in a
-    callback that swallows exceptions (a garbage-collector hook) is not lost.
-    """
-    if seconds is None or not hasattr(signal, "setitimer"):
-        yield
-        return
-
-    def stop(signum, frame):
-        raise _Stopped
-
-    previous = signal.signal(signal.SIGALRM, stop)
-    signal.setitimer(signal.ITIMER_REAL, seconds, 0.1)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-
-
 def _too_slow(row: Row, first: float, max_seconds: Optional[float]) -> bool:
     """Whether a first call over ``max_seconds`` leaves the tool out of the timed rounds (noted in its row)."""
     if max_seconds is None or first <= max_seconds:
@@ -247,13 +220,13 @@ def measure(workload: Workload, args: tuple, tools: list, rounds: int,
             continue
         limit = None if tool.name in MEASURED_ALWAYS else max_seconds
         try:
-            with _time_limit(limit):
+            with time_limit(limit):
                 start = time.perf_counter()
                 prepared = tool.prepare(workload, args)
                 result = prepared.call()
                 first = time.perf_counter() - start
             grads = prepared.to_numpy(result)
-        except _Stopped:
+        except Stopped:
             row.notes.append(f"too slow: first call stopped after {limit:g} s (--max-seconds)")
             _restore_inputs(args, snapshot)
             continue

@@ -13,6 +13,7 @@ import importlib
 import inspect
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +22,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import s2sgrad as sg  # noqa: E402
+from benchmarks.limits import Stopped, time_limit  # noqa: E402
 from benchmarks.pushes import _function, hand_pushes  # noqa: E402
 from benchmarks.user_workloads import damped_ode_step_count  # noqa: E402
 from benchmarks.workloads import BY_KEY, WORKLOADS, leaves, ode_step_count  # noqa: E402
@@ -167,8 +169,31 @@ def test_hand_pushes_count_what_the_forward_loop_keeps(key, kept):
     assert len(hand_pushes(_function(source))) == kept
 
 
-@pytest.mark.parametrize("module", ["workloads", "user_workloads", "pushes", "memory"])
+@pytest.mark.parametrize("module", ["workloads", "user_workloads", "pushes", "memory", "limits"])
 def test_benchmark_docstring_examples(module):
     failed, _ = doctest.testmod(importlib.import_module(f"benchmarks.{module}"))
     assert failed == 0
 
+
+
+def test_time_limit_stops_after_an_alarm_was_swallowed():
+    """run.py --max-seconds: an alarm taken by a hook that swallows exceptions is followed by another."""
+    swallowed = []
+
+    def stubborn():
+        try:
+            time.sleep(0.5)
+        except Stopped:
+            swallowed.append(True)
+
+    with pytest.raises(Stopped):
+        with time_limit(0.02):
+            stubborn()
+            for _ in range(500):
+                time.sleep(0.01)
+    assert swallowed
+
+
+def test_no_time_limit_without_seconds():
+    with time_limit(None):
+        time.sleep(0.01)
