@@ -13,7 +13,7 @@ gradient on them (waiting for the result, for asynchronous tools).
   the same Python control flow as the NumPy source.
 * ``jax.jit(jax.grad(...))`` needs structured control flow: ``fori_loop`` and
   ``scan`` replace the Python loops. JAX cannot reverse-differentiate a
-  ``while_loop``, so for W5 a compiled ``while_loop`` first counts the steps,
+  ``while_loop``, so for W5 and W8 a compiled ``while_loop`` first counts the steps,
   then a ``scan`` of that length is differentiated (a recompilation per
   step count; the count is part of every timed call).
 """
@@ -24,7 +24,8 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from .workloads import Workload
+from .user_workloads import HSTEP, LEAK, H
+from .workloads import Workload, flat, leaves
 
 try:
     import autograd
@@ -85,8 +86,17 @@ class Peer:
     workloads: Optional[tuple] = None
 
 
+def _tree_map(fn, tree):
+    """``fn`` applied to every leaf of nested tuples, lists and dicts, the structure kept."""
+    if isinstance(tree, dict):
+        return {key: _tree_map(fn, value) for key, value in tree.items()}
+    if isinstance(tree, (list, tuple)):
+        return type(tree)(_tree_map(fn, item) for item in tree)
+    return fn(tree)
+
+
 def _as_numpy_tuple(grads) -> tuple:
-    return tuple(np.asarray(g) for g in grads)
+    return leaves(grads)
 
 
 # --------------------------------------------------------------------------
@@ -156,6 +166,43 @@ def _jax_gather(W, idx, c):
     return jnp.sum(jnp.tanh(W[idx]) * c)
 
 
+def _jax_polynomial_loop(y0, n):
+    y = y0
+    i = 0
+    while i < n:
+        y = y + H * (jnp.sin(y) * 1.01 + 0.1 * y * y - 0.05 * y * y * y)
+        i += 1
+    return y
+
+
+def _jax_damped_ode(A, x0, t_end):
+    x = x0
+    t = 0.0
+    while t < t_end:
+        dt = HSTEP / (1.0 + x @ x)
+        x = x + dt * (jnp.tanh(A @ x) - 0.1 * x)
+        t = t + dt
+    return jnp.sum(x * x)
+
+
+def _jax_layered_mlp(params, X, labels):
+    h = X
+    for W, b in params[:-1]:
+        h = jnp.tanh(h @ W + b)
+    W, b = params[-1]
+    z = h @ W + b
+    z = z - jnp.max(z, axis=1, keepdims=True)
+    logp = z - jnp.log(jnp.sum(jnp.exp(z), axis=1, keepdims=True))
+    return -jnp.mean(logp[jnp.arange(X.shape[0]), labels])
+
+
+def _jax_leaky_rnn(p, xs):
+    h = jnp.zeros(p["b"].shape[0])
+    for t in range(xs.shape[0]):
+        h = (1 - LEAK) * h + LEAK * jnp.tanh(p["W"] @ h + p["U"] @ xs[t] + p["b"])
+    return jnp.sum(h ** 2)
+
+
 _JAX_EAGER = {
     "W1": _jax_scalar_loop,
     "W2": _jax_rnn,
@@ -163,6 +210,10 @@ _JAX_EAGER = {
     "W4": _jax_mlp,
     "W5": _jax_ode,
     "W6": _jax_gather,
+    "W7": _jax_polynomial_loop,
+    "W8": _jax_damped_ode,
+    "W9": _jax_layered_mlp,
+    "W10": _jax_leaky_rnn,
 }
 
 
@@ -219,15 +270,65 @@ def _jit_ode_grad():
     return gradient
 
 
+def _jit_polynomial_loop_grad():
+    def polynomial_loop(y0, n):
+        def step(i, y):
+            return y + H * (jnp.sin(y) * 1.01 + 0.1 * y * y - 0.05 * y * y * y)
+
+        return jax.lax.fori_loop(0, n, step, y0)
+
+    return jax.jit(jax.grad(polynomial_loop, argnums=(0,)), static_argnums=1)
+
+
+def _jit_damped_ode_grad():
+    def step(x, A):
+        dt = HSTEP / (1.0 + x @ x)
+        return x + dt * (jnp.tanh(A @ x) - 0.1 * x), dt
+
+    @jax.jit
+    def step_count(A, x0, t_end):
+        def body(state):
+            x, t, steps = state
+            x, dt = step(x, A)
+            return x, t + dt, steps + 1
+
+        return jax.lax.while_loop(lambda state: state[1] < t_end, body, (x0, 0.0, 0))[2]
+
+    def damped_ode_fixed_steps(A, x0, steps):
+        x, _ = jax.lax.scan(lambda x, _: (step(x, A)[0], None), x0, None, length=steps)
+        return jnp.sum(x * x)
+
+    fixed_grad = jax.jit(jax.grad(damped_ode_fixed_steps, argnums=(0,)), static_argnums=2)
+
+    def gradient(A, x0, t_end):
+        return fixed_grad(A, x0, int(step_count(A, x0, t_end)))
+
+    return gradient
+
+
+def _jit_leaky_rnn_grad():
+    def leaky_rnn(p, xs):
+        def step(h, x):
+            return (1 - LEAK) * h + LEAK * jnp.tanh(p["W"] @ h + p["U"] @ x + p["b"]), None
+
+        h, _ = jax.lax.scan(step, jnp.zeros(p["b"].shape[0]), xs)
+        return jnp.sum(h ** 2)
+
+    return jax.jit(jax.grad(leaky_rnn, argnums=(0,)))
+
+
 _JAX_JIT = {
     "W1": _jit_scalar_loop_grad,
     "W2": _jit_rnn_grad,
     "W5": _jit_ode_grad,
+    "W7": _jit_polynomial_loop_grad,
+    "W8": _jit_damped_ode_grad,
+    "W10": _jit_leaky_rnn_grad,
 }
 
 
 def _to_jax(args: tuple) -> tuple:
-    return tuple(jnp.asarray(a) if isinstance(a, np.ndarray) else a for a in args)
+    return _tree_map(lambda a: jnp.asarray(a) if isinstance(a, np.ndarray) else a, args)
 
 
 def _prepare_jax(workload: Workload, args: tuple) -> Prepared:
@@ -296,6 +397,43 @@ def _torch_gather(W, idx, c):
     return torch.sum(torch.tanh(W[idx]) * c)
 
 
+def _torch_polynomial_loop(y0, n):
+    y = y0
+    i = 0
+    while i < n:
+        y = y + H * (torch.sin(y) * 1.01 + 0.1 * y * y - 0.05 * y * y * y)
+        i += 1
+    return y
+
+
+def _torch_damped_ode(A, x0, t_end):
+    x = x0
+    t = 0.0
+    while t < t_end:
+        dt = HSTEP / (1.0 + x @ x)
+        x = x + dt * (torch.tanh(A @ x) - 0.1 * x)
+        t = t + dt
+    return torch.sum(x * x)
+
+
+def _torch_layered_mlp(params, X, labels):
+    h = X
+    for W, b in params[:-1]:
+        h = torch.tanh(h @ W + b)
+    W, b = params[-1]
+    z = h @ W + b
+    z = z - torch.amax(z, dim=1, keepdim=True)
+    logp = z - torch.log(torch.sum(torch.exp(z), dim=1, keepdim=True))
+    return -torch.mean(logp[torch.arange(X.shape[0]), labels])
+
+
+def _torch_leaky_rnn(p, xs):
+    h = torch.zeros(p["b"].shape[0], dtype=p["b"].dtype)
+    for t in range(xs.shape[0]):
+        h = (1 - LEAK) * h + LEAK * torch.tanh(p["W"] @ h + p["U"] @ xs[t] + p["b"])
+    return torch.sum(h ** 2)
+
+
 _TORCH = {
     "W1": _torch_scalar_loop,
     "W2": _torch_rnn,
@@ -303,27 +441,30 @@ _TORCH = {
     "W4": _torch_mlp,
     "W5": _torch_ode,
     "W6": _torch_gather,
+    "W7": _torch_polynomial_loop,
+    "W8": _torch_damped_ode,
+    "W9": _torch_layered_mlp,
+    "W10": _torch_leaky_rnn,
 }
 
 
 def _to_torch(args: tuple, wrt: tuple[int, ...]) -> tuple:
-    """Tensors sharing the NumPy arrays' memory; the ``wrt`` ones require grad."""
-    converted = []
-    for i, a in enumerate(args):
-        if isinstance(a, np.ndarray):
-            a = torch.from_numpy(a)
-        elif i in wrt:
-            a = torch.tensor(a, dtype=torch.float64)
-        if i in wrt:
-            a = a.detach().requires_grad_()
-        converted.append(a)
-    return tuple(converted)
+    """Tensors sharing the NumPy arrays' memory (containers converted leaf by leaf); the leaves of the
+    ``wrt`` ones require grad."""
+    def tensor(a):
+        return torch.from_numpy(a) if isinstance(a, np.ndarray) else a
+
+    def differentiated(a):
+        a = a if isinstance(a, np.ndarray) else np.float64(a)
+        return torch.from_numpy(np.asarray(a)).detach().requires_grad_()
+
+    return tuple(_tree_map(differentiated if i in wrt else tensor, a) for i, a in enumerate(args))
 
 
 def _prepare_torch(workload: Workload, args: tuple) -> Prepared:
     forward = _TORCH[workload.key]
     torch_args = _to_torch(args, workload.wrt)
-    inputs = [torch_args[i] for i in workload.wrt]
+    inputs = [leaf for i in workload.wrt for leaf in flat(torch_args[i])]
 
     def gradient():
         return torch.autograd.grad(forward(*torch_args), inputs)

@@ -1,7 +1,8 @@
 """Time s2sgrad's gradients against hand-written adjoints and other AD tools.
 
     python benchmarks/run.py [--quick] [--rounds N] [--workloads W1 W5 ...]
-                             [--tools s2sgrad jax ...] [--out DIR]
+                             [--tools s2sgrad jax ...] [--max-seconds S]
+                             [--skip jax:W5 ...] [--out DIR]
 
 For each workload, in one process, single-threaded, interleaved round by
 round, this times the forward function, the hand-written adjoint, s2sgrad's
@@ -23,10 +24,9 @@ import platform
 import statistics
 import sys
 import time
-import tracemalloc
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, NamedTuple, Optional
+from typing import NamedTuple, Optional
 
 # Single-threaded runs: the BLAS libraries read these when they load, and
 # JAX sizes its thread pool by the CPUs the process may run on, so both are
@@ -42,8 +42,11 @@ sys.path.insert(0, str(HERE.parent))
 
 import numpy as np  # noqa: E402  (after the thread settings above)
 
+import s2sgrad  # noqa: E402  (imported here, as the peers are, so that no first call pays for it)
+from benchmarks.limits import Stopped, time_limit  # noqa: E402
+from benchmarks.memory import peak_bytes  # noqa: E402
 from benchmarks.peers import Peer, Prepared, available_peers  # noqa: E402
-from benchmarks.workloads import WORKLOADS, Workload  # noqa: E402
+from benchmarks.workloads import WORKLOADS, Workload, leaves  # noqa: E402
 
 try:
     import threadpoolctl
@@ -55,6 +58,7 @@ MISMATCH_TOLERANCE = 1e-6
 LONG_CALL_SECONDS = 2.0
 SPARSE_WORKLOADS = ("W6",)   # where a gradient is a gather's: sparse=True changes what the user gets
 PEER_NAMES = [S2SGRAD, S2SGRAD_SPARSE, "autograd", "jax", "jax.jit", "torch"]
+MEASURED_ALWAYS = (FORWARD, HAND, S2SGRAD, S2SGRAD_SPARSE)   # timed whatever --max-seconds says
 
 
 @dataclass
@@ -88,17 +92,17 @@ def _prepare_forward(workload, args):
 
 
 def _prepare_hand(workload, args):
-    return Prepared(lambda: workload.adjoint(*args), tuple)
+    return Prepared(lambda: workload.adjoint(*args), leaves)
 
 
 def _prepare_s2sgrad(workload, args, **options):
-    import s2sgrad
-
     gradient = s2sgrad.grad(workload.forward, wrt=workload.wrt, **options)
 
+    def dense(g):
+        return g.dense() if isinstance(g, s2sgrad.SparseGrad) else g
+
     def to_numpy(grads):
-        return tuple(g.dense() if isinstance(g, s2sgrad.SparseGrad) else np.asarray(g)
-                     for g in (grads if isinstance(grads, tuple) else (grads,)))
+        return leaves(tuple(map(dense, grads)) if isinstance(grads, tuple) else dense(grads))
 
     return Prepared(lambda: gradient(*args), to_numpy)
 
@@ -140,9 +144,11 @@ def _first_line(error: BaseException) -> str:
 
 
 def _max_rel_error(grads, reference) -> float:
-    """Largest over the gradients of max |g - ref| / max |ref|.
+    """Largest over the gradients' leaves of max |g - ref| / max |ref|.
 
-    Infinite when the number or the shapes of the gradients are wrong.
+    Both are flat sequences of arrays (a gradient that is a list or dict of
+    arrays is compared leaf by leaf, ``leaves``). Infinite when the number
+    or the shapes of the leaves are wrong.
     """
     if len(grads) != len(reference) or any(
             np.shape(g) != np.shape(ref) for g, ref in zip(grads, reference)):
@@ -171,40 +177,37 @@ def _repeat_count(prepared: Prepared, first: float, min_sample_seconds: float) -
     return max(1, math.ceil(calls * min_sample_seconds / elapsed))
 
 
-def _peak_bytes(call: Callable[[], object]) -> int:
-    """Peak memory NumPy and Python allocate during one call, above the start."""
-    gc.collect()
-    tracemalloc.start()
-    try:
-        start = tracemalloc.get_traced_memory()[0]
-        result = call()
-        peak = tracemalloc.get_traced_memory()[1] - start
-        del result
-    finally:
-        tracemalloc.stop()
-    return peak
-
-
 def _restore_inputs(args, snapshot) -> bool:
-    """Whether ``args`` still equal ``snapshot``; puts back any array that does not."""
+    """Whether the leaves of ``args`` still equal ``snapshot``; puts back any array that does not."""
     unchanged = True
-    for a, b in zip(args, snapshot):
+    for a, b in zip(leaves(args), snapshot):
         if not np.array_equal(a, b):
             unchanged = False
             a[...] = b
     return unchanged
 
 
+def _too_slow(row: Row, first: float, max_seconds: Optional[float]) -> bool:
+    """Whether a first call over ``max_seconds`` leaves the tool out of the timed rounds (noted in its row)."""
+    if max_seconds is None or first <= max_seconds:
+        return False
+    row.notes.append(f"too slow: first call {_time(first)} (over --max-seconds {max_seconds:g})")
+    return True
+
+
 def measure(workload: Workload, args: tuple, tools: list, rounds: int,
-            min_sample_seconds: float) -> list:
+            min_sample_seconds: float, max_seconds: Optional[float] = None, skip=frozenset()) -> list:
     """All measurements of one workload, a ``Row`` per tool.
 
     Each tool is prepared and called once (warm-up, gradient check, compile
     time), then timed: each round takes one sample of every tool, in an
     order that rotates from round to round; a sample repeats the call enough
     times to last ``min_sample_seconds`` and is divided by the repeat count.
+    A peer whose first call takes over ``max_seconds`` is not timed further
+    (its row notes the first call's time, or that it was stopped at the
+    limit); one named in ``skip`` as ``"tool:KEY"`` is not called at all.
     """
-    snapshot = [np.copy(a) for a in args]
+    snapshot = [np.copy(a) for a in leaves(args)]
     rows, timed = [], []
     reference = None
     for tool in tools:
@@ -212,12 +215,21 @@ def measure(workload: Workload, args: tuple, tools: list, rounds: int,
             continue
         row = Row(tool.name)
         rows.append(row)
+        if f"{tool.name}:{workload.key}" in skip:
+            row.notes.append("skipped (--skip)")
+            continue
+        limit = None if tool.name in MEASURED_ALWAYS else max_seconds
         try:
-            start = time.perf_counter()
-            prepared = tool.prepare(workload, args)
-            result = prepared.call()
-            first = time.perf_counter() - start
+            with time_limit(limit):
+                start = time.perf_counter()
+                prepared = tool.prepare(workload, args)
+                result = prepared.call()
+                first = time.perf_counter() - start
             grads = prepared.to_numpy(result)
+        except Stopped:
+            row.notes.append(f"too slow: first call stopped after {limit:g} s (--max-seconds)")
+            _restore_inputs(args, snapshot)
+            continue
         except Exception as error:  # the row reports it; the run goes on
             kind = "unsupported" if tool.name in (S2SGRAD, S2SGRAD_SPARSE) else "failed"
             row.notes.append(f"{kind}: {_first_line(error)}")
@@ -230,6 +242,8 @@ def measure(workload: Workload, args: tuple, tools: list, rounds: int,
                 row.notes.append("gradient differs from the hand-written one")
         if not _restore_inputs(args, snapshot):
             row.notes.append("modified its inputs")
+        if _too_slow(row, first, limit):
+            continue
         repeat = _repeat_count(prepared, first, min_sample_seconds)
         timed.append(_Timed(tool, prepared, row, first, repeat))
 
@@ -250,7 +264,7 @@ def measure(workload: Workload, args: tuple, tools: list, rounds: int,
         if t.tool.compiles:
             t.row.compile_seconds = max(0.0, t.first_seconds - t.row.seconds)
         if t.tool.numpy_based:
-            t.row.peak_bytes = _peak_bytes(t.prepared.call)
+            t.row.peak_bytes = peak_bytes(t.prepared.call)
     return rows
 
 
@@ -306,6 +320,15 @@ def table_lines(results) -> list:
     return lines
 
 
+def _summary_cell(row: Row, hand: Optional[float]) -> str:
+    """The ratio to the hand-written adjoint, or why there is none (too slow, skipped)."""
+    if row.seconds is None:
+        for note in row.notes:
+            if note.startswith(("too slow", "skipped")):
+                return note.split(":")[0].split(" (")[0]
+    return _ratio(row.seconds, hand)
+
+
 def summary_lines(results, tools) -> list:
     """Time ÷ hand-written adjoint: one row per workload, one column per tool."""
     names = [tool.name for tool in tools if tool.name not in (FORWARD, HAND)]
@@ -316,7 +339,7 @@ def summary_lines(results, tools) -> list:
     for workload, rows in results:
         base = _by_tool(rows)
         forward, hand = base[FORWARD].seconds, base[HAND].seconds
-        cells = [_ratio(base[n].seconds, hand) if n in base else "—" for n in names]
+        cells = [_summary_cell(base[n], hand) if n in base else "—" for n in names]
         lines.append(f"| {workload.key} {workload.name} | {_ratio(hand, forward)} | "
                      + " | ".join(cells) + " |")
     return lines
@@ -434,10 +457,15 @@ def parse_args(argv=None):
                         help="small variants, 3 rounds: a smoke run (written to benchmarks/out/)")
     parser.add_argument("--rounds", type=int, help="rounds to take the median of (default 5; 3 with --quick)")
     parser.add_argument("--workloads", nargs="+", metavar="KEY", choices=[w.key for w in WORKLOADS],
-                        help="only these workloads (W1 ... W6)")
+                        help="only these workloads (W1 ... W10)")
     parser.add_argument("--tools", nargs="+", metavar="NAME", choices=PEER_NAMES,
                         help="only these tools besides forward and hand-written "
                              f"({' '.join(PEER_NAMES)})")
+    parser.add_argument("--max-seconds", type=float, metavar="S",
+                        help="a peer's first call is stopped after S seconds and the peer is not "
+                             "timed on that workload (its row says 'too slow')")
+    parser.add_argument("--skip", nargs="+", default=[], metavar="TOOL:KEY",
+                        help="leave these measurements out, e.g. jax:W5 autograd:W8")
     parser.add_argument("--out", type=Path,
                         help="where RESULTS.md and results.png go "
                              "(default benchmarks/, or benchmarks/out/ with --quick)")
@@ -446,6 +474,12 @@ def parse_args(argv=None):
         parser.error("--rounds must be at least 1")
     if options.rounds is None:
         options.rounds = 3 if options.quick else 5
+    keys = {w.key for w in WORKLOADS}
+    for item in options.skip:
+        tool, _, key = item.partition(":")
+        if tool not in PEER_NAMES or key not in keys:
+            parser.error(f"--skip takes TOOL:KEY with TOOL one of {' '.join(PEER_NAMES)} "
+                         f"and KEY a workload, not {item!r}")
     if options.out is None:
         options.out = HERE / "out" if options.quick else HERE
     return options
@@ -464,7 +498,8 @@ def main(argv=None) -> int:
     with limit:
         for workload in workloads:
             args = workload.make_inputs(small=options.quick)
-            rows = measure(workload, args, tools, options.rounds, min_sample)
+            rows = measure(workload, args, tools, options.rounds, min_sample,
+                           options.max_seconds, frozenset(options.skip))
             print_rows(workload, rows)
             results.append((workload, rows))
 

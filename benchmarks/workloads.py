@@ -21,7 +21,9 @@ Each workload has
   gives a reduced variant (fewer steps, smaller arrays) for tests and smoke
   runs.
 
-``WORKLOADS`` lists them in order; ``BY_KEY`` maps "W1".."W6" to them.
+W1-W6 are defined here; W7-W10, written with module constants and with
+parameters in containers, are in ``user_workloads.py``. ``WORKLOADS`` lists
+them in order; ``BY_KEY`` maps "W1".."W10" to them.
 """
 
 from dataclasses import dataclass
@@ -29,13 +31,15 @@ from typing import Callable
 
 import numpy as np
 
+from . import user_workloads as user
+
 
 @dataclass(frozen=True)
 class Workload:
     """One benchmark workload.
 
     Attributes:
-        key: short identifier, "W1".."W6".
+        key: short identifier, "W1".."W10".
         name: human-readable name.
         size: the full size, in words (for reports).
         small_size: the size of the ``small=True`` variant, in words.
@@ -43,7 +47,9 @@ class Workload:
         adjoint: hand-written gradient; same arguments as ``forward``,
             returns a tuple with one gradient per ``wrt`` index.
         make_inputs: ``make_inputs(small=False) -> tuple`` of arguments.
-        wrt: indices of the arguments the gradient is taken with respect to.
+        wrt: indices of the arguments the gradient is taken with respect to
+            (an argument may be a list, tuple or dict of arrays: its gradient
+            is a container of the same structure).
     """
 
     key: str
@@ -54,6 +60,29 @@ class Workload:
     adjoint: Callable[..., tuple]
     make_inputs: Callable[..., tuple]
     wrt: tuple[int, ...]
+
+
+def leaves(tree) -> tuple:
+    """The arrays and numbers in nested tuples, lists and dicts (a dict's in the order of its sorted keys),
+    as NumPy values: how gradients that are containers are compared leaf by leaf.
+
+        >>> leaves(({"b": 2.0, "a": [1.0, (3.0,)]},))
+        (array(1.), array(3.), array(2.))
+    """
+    return tuple(leaf if isinstance(leaf, np.ndarray) else np.asarray(leaf) for leaf in flat(tree))
+
+
+def flat(tree) -> list:
+    """The leaves of nested tuples, lists and dicts as they are, in the order of ``leaves``.
+
+        >>> flat({"b": 2, "a": [1]})
+        [1, 2]
+    """
+    if isinstance(tree, dict):
+        return [leaf for key in sorted(tree) for leaf in flat(tree[key])]
+    if isinstance(tree, (list, tuple)):
+        return [leaf for item in tree for leaf in flat(item)]
+    return [tree]
 
 
 # --------------------------------------------------------------------------
@@ -402,6 +431,18 @@ WORKLOADS = [
     Workload("W6", "sparse gather",
              "W 100,000 x 64, 512 indices with repeats", "W 1,000 x 8, 64 indices",
              gather, gather_adjoint, gather_inputs, (0,)),
+    Workload("W7", "polynomial loop, module constant",
+             "1,000 iterations on a Python float", "50 iterations",
+             user.polynomial_loop, user.polynomial_loop_adjoint, user.polynomial_loop_inputs, (0,)),
+    Workload("W8", "ODE, module constant step",
+             "state 8, ~19,000 adaptive Euler steps", "state 8, ~260 steps",
+             user.damped_ode, user.damped_ode_adjoint, user.damped_ode_inputs, (0,)),
+    Workload("W9", "MLP, layers in a list",
+             "batch 256, 784-256-256-10, list of (W, b)", "batch 16, 20-12-12-5",
+             user.layered_mlp, user.layered_mlp_adjoint, user.layered_mlp_inputs, (0,)),
+    Workload("W10", "leaky RNN, dict of parameters",
+             "hidden 32, input 16, T = 200", "hidden 8, input 4, T = 20",
+             user.leaky_rnn, user.leaky_rnn_adjoint, user.leaky_rnn_inputs, (0,)),
 ]
 
 BY_KEY = {w.key: w for w in WORKLOADS}
