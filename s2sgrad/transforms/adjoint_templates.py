@@ -21,8 +21,8 @@ import ast
 import copy
 from dataclasses import dataclass
 
-from ..ir import primitives
 from ..ir.nodes import Const, Op, Var
+from ..ir.sizes import shape_expression
 from ..ir.syntax import np_call as _np_call
 from ..ir.syntax import with_shape
 from ..optimizations import ALL
@@ -163,6 +163,8 @@ class _Unbroadcast(ast.NodeTransformer):
                 or type(axis.value) is not int or len({len(s) for s in shapes}) != 1:
             return None
         k = axis.value % len(shapes[0])
+        if any(type(s[k]) is not int for s in shapes):
+            return None                           # (a part's length is a size the code does not know)
         out, start = [], 0
         for shape in shapes:
             stop = start + shape[k]
@@ -205,7 +207,7 @@ class _Unbroadcast(ast.NodeTransformer):
             if shape is not None and self.shapes.concrete(Var(self.result)) is not None:
                 if shape == ():
                     return self.total(node.args[0])
-                return ast.Call(ast.Name("sum_to", ast.Load()), [node.args[0], primitives.constant(shape)], [])
+                return ast.Call(ast.Name("sum_to", ast.Load()), [node.args[0], shape_expression(shape)], [])
         if node.func.id in ("matmul_grad_a", "matmul_grad_b") and len(node.args) == 3:
             return self.matmul(node) or node
         if node.func.id == "unconcatenate" and len(node.args) == 3 and not node.keywords \
@@ -217,7 +219,7 @@ class _Unbroadcast(ast.NodeTransformer):
             if shape == ():
                 return node.args[0]
             if shape is not None:
-                return _np_call("broadcast_to", node.args[0], primitives.constant(shape))
+                return _np_call("broadcast_to", node.args[0], shape_expression(shape))
         return node
 
 
