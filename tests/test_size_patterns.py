@@ -11,8 +11,8 @@ import s2sgrad as sg
 from s2sgrad.analysis.shapes import Shapes
 from s2sgrad.api import generation
 from s2sgrad.ir.nodes import Const, Op, Var
-from s2sgrad.ir.sizes import Size, shape_patterns
-from tests.gradcheck import assert_grad_matches_fd
+from s2sgrad.ir.sizes import Size, shape_patterns, size_sum
+from tests.gradcheck import assert_grad_matches_fd, finite_difference
 
 
 def bias_vector(x, b):
@@ -165,3 +165,32 @@ def test_symbolic_indexing_is_exact_or_gives_up(index, expected):
     shapes = Shapes({"x": (Size(0), Size(1))})
     token = shapes.op(Op(operator.getitem, [Var("x"), Const(index)]))
     assert (token if isinstance(token, tuple) else None) == expected
+
+
+def test_a_concatenation_of_symbolic_parts_has_the_sum_of_their_sizes():
+    shapes = Shapes({"h": (Size(0),), "x": (Size(1),), "W": (Size(2), Size(3))})
+    shapes.block([])
+    shapes.items["parts"] = [Var("h"), Var("x")]
+    joined = shapes.op(Op(np.concatenate, [Var("parts")]))
+    assert joined == (size_sum([Size(0), Size(1)]),)
+    shapes.facts["hx"] = joined
+    assert shapes.op(Op(operator.matmul, [Var("W"), Var("hx")])) == (Size(2),)    # (W's columns: equal, or an error)
+    shapes.items["twice"] = [Var("h"), Var("h")]
+    assert shapes.op(Op(np.concatenate, [Var("twice")])) != (Size(0),)
+
+
+def test_which_stacks_are_popped_as_rows_is_chosen_at_the_size_that_generates_the_code():
+    r = np.random.default_rng(3)
+    small = CASES["loop"][2](r, 5, 8)
+    large = CASES["loop"][2](r, 5, 300)
+    assert "pop_rows" in sg.source(loop_over_rows, (0, 1, 2), args=small)
+    f = types.FunctionType(loop_over_rows.__code__, loop_over_rows.__globals__, "loop_over_rows")
+    assert "pop_rows" not in sg.source(f, (0, 1, 2), args=large)
+    df = sg.grad(f, (0, 1, 2))
+    df(*large)
+    before = generations()
+    other = CASES["loop"][2](r, 3, 4)
+    grads = df(*other)                                                   # the same pattern: the same code
+    assert generations() == before
+    for k, g in zip((0, 1, 2), grads):
+        np.testing.assert_allclose(g, finite_difference(loop_over_rows, list(other), k), rtol=1e-6, atol=1e-8)

@@ -27,7 +27,7 @@ import numpy as np
 
 from ..ir import primitives
 from ..ir.nodes import Assign, Const, If, Op, Var, While
-from ..ir.sizes import Size, is_size, is_symbolic
+from ..ir.sizes import Size, is_size, is_symbolic, size_sum
 from .dataflow import Forward
 
 ELEMENTWISE_UNARY = {operator.neg, operator.pos, np.abs, np.negative}
@@ -120,8 +120,7 @@ class Shapes(Forward):
             return _known(self.reduction(args[0], kwargs), self)
         if fn in ALLOCATIONS and args:
             shape = self.known_value(args[0])
-            shape = (shape,) if isinstance(shape, int) else shape
-            shape = (shape,) if isinstance(shape, Size) else shape
+            shape = (shape,) if is_size(shape) else shape
             if isinstance(shape, tuple) and all(is_size(n) for n in shape):
                 return shape
             return self.fresh()
@@ -227,7 +226,10 @@ class Shapes(Forward):
         if fn in INT_FUNCTIONS and args and all(self.is_int(a) for a in args) and not op.kwargs:
             self.ints.add(target)
             known = [self.known_value(a) for a in args]
-            if all(type(v) is int for v in known):
+            if fn is operator.add and len(known) == 2 and all(map(is_size, known)) \
+                    and not all(type(v) is int for v in known):
+                self.value[target] = size_sum(known)          # (a sum of sizes: the length of a concatenation)
+            elif all(type(v) is int for v in known):
                 try:
                     self.value[target] = fn(*known)
                 except (ArithmeticError, TypeError, ValueError):
@@ -419,10 +421,9 @@ def _joined_symbolic(fn, shapes, axis):
         return None
     axis %= rank
     rest = {s[:axis] + s[axis + 1:] for s in shapes}
-    lengths = [s[axis] for s in shapes]
-    if len(rest) != 1 or not all(type(n) is int for n in lengths):
+    if len(rest) != 1:
         return None
-    return (*shapes[0][:axis], sum(lengths), *shapes[0][axis + 1:])
+    return (*shapes[0][:axis], size_sum(s[axis] for s in shapes), *shapes[0][axis + 1:])
 
 
 __all__ = ["Shapes", "math"]

@@ -25,9 +25,9 @@ import ast
 from dataclasses import dataclass, field
 
 # Stacks of arrays of at most this many elements may be popped as one array (see `backend.vectorize`): below it
-# a NumPy call costs more than its arithmetic, above it the rows would add much to the stacks' memory. A shape
-# with one `Size` and no other axis above 1 counts as within it (an RNN's state: its size is not known, and
-# the code must not depend on it).
+# a NumPy call costs more than its arithmetic, above it the rows would add much to the stacks' memory. For a
+# `Size`, the choice is made by its value at the call that generates the code (`Size.value`): the code is right
+# for every size either way.
 ROW_SIZE_LIMIT = 256
 
 AXIS_NAMES = ("n", "d")          # the first two axes' size names: n_x, d_x; then d2_x, d3_x, ...
@@ -35,14 +35,50 @@ AXIS_NAMES = ("n", "d")          # the first two axes' size names: n_x, d_x; the
 
 @dataclass(frozen=True)
 class Size:
-    """The size of every axis in one class of equal sizes (never 1). `name` is what generated code calls it
-    (not part of its identity)."""
+    """The size of every axis in one class of equal sizes (never 1). Not part of its identity: `name`, what
+    generated code calls it, and `value`, its value at the call that generates the code (for choices that do not
+    change results: which stacks are popped as rows)."""
 
     index: int
     name: str | None = field(default=None, compare=False)
+    value: int | None = field(default=None, compare=False)
 
     def __repr__(self) -> str:
         return f"Size({self.index})" if self.name is None else self.name
+
+
+@dataclass(frozen=True)
+class SizeSum:
+    """A sum of `Size`s (each as often as it is added, by index) and an int: the length of a concatenation along
+    symbolic axes. Unlike a `Size`, it may be 1."""
+
+    sizes: tuple
+    constant: int = 0
+
+    def __repr__(self) -> str:
+        return " + ".join([*map(repr, self.sizes), *([str(self.constant)] if self.constant else [])])
+
+
+def size_sum(lengths):
+    """The sum of `lengths` (ints, `Size`s, `SizeSum`s): an int, a `Size` or a `SizeSum`.
+
+    >>> size_sum([Size(1), 2, Size(0)])
+    Size(0) + Size(1) + 2
+    """
+    sizes, constant = [], 0
+    for n in lengths:
+        if isinstance(n, SizeSum):
+            sizes += n.sizes
+            constant += n.constant
+        elif isinstance(n, Size):
+            sizes.append(n)
+        else:
+            constant += n
+    if not sizes:
+        return constant
+    if len(sizes) == 1 and constant == 0:
+        return sizes[0]
+    return SizeSum(tuple(sorted(sizes, key=lambda size: size.index)), constant)
 
 
 _INTERNED: dict = {}
@@ -55,9 +91,10 @@ def _size(index: int) -> Size:
     return size
 
 
-def shape_patterns(shapes) -> tuple:
+def shape_patterns(shapes, with_values: bool = False) -> tuple:
     """Each shape of `shapes` (a tuple of ints, or anything else, kept as it is) as its pattern: 1s kept, every
-    other size replaced by the `Size` of its class (numbered by first occurrence)."""
+    other size replaced by the `Size` of its class (numbered by first occurrence); `with_values`: each `Size`
+    knows its value (to generate code; equal to the one without)."""
     classes: dict = {}
     out = []
     for shape in shapes:
@@ -69,7 +106,7 @@ def shape_patterns(shapes) -> tuple:
                     continue
                 size = classes.get(n)
                 if size is None:
-                    size = classes[n] = _size(len(classes))
+                    size = classes[n] = Size(len(classes), value=n) if with_values else _size(len(classes))
                 pattern.append(size)
             shape = tuple(pattern)
         out.append(shape)
@@ -77,13 +114,13 @@ def shape_patterns(shapes) -> tuple:
 
 
 def is_symbolic(shape) -> bool:
-    """Does `shape` (a tuple) have a `Size` among its entries?"""
-    return any(isinstance(n, Size) for n in shape)
+    """Does `shape` (a tuple) have a `Size` or `SizeSum` among its entries?"""
+    return any(isinstance(n, (Size, SizeSum)) for n in shape)
 
 
 def is_size(value) -> bool:
-    """An int (not a bool) or a `Size`: what an axis of a shape can be."""
-    return isinstance(value, Size) or isinstance(value, int) and not isinstance(value, bool)
+    """An int (not a bool), a `Size` or a `SizeSum`: what an axis of a shape can be."""
+    return isinstance(value, (Size, SizeSum)) or isinstance(value, int) and not isinstance(value, bool)
 
 
 def named_sizes(patterns: dict, fresh) -> dict:
@@ -98,7 +135,7 @@ def named_sizes(patterns: dict, fresh) -> dict:
                 if isinstance(n, Size):
                     if n not in names:
                         hint = AXIS_NAMES[axis] if axis < len(AXIS_NAMES) else f"d{axis}"
-                        names[n] = Size(n.index, fresh(f"{hint}_{param}"))
+                        names[n] = Size(n.index, fresh(f"{hint}_{param}"), n.value)
                     n = names[n]
                 entries.append(n)
             kind = tuple(entries)
@@ -134,32 +171,59 @@ def size_bindings(patterns: dict, used: set) -> list:
     return statements
 
 
+def size_expression(n) -> ast.expr:
+    """An axis's size as an expression: an int as a literal, a `Size` as its name, a `SizeSum` as a sum."""
+    if isinstance(n, Size):
+        return ast.Name(n.name, ast.Load())
+    if isinstance(n, SizeSum):
+        terms = [ast.Name(size.name, ast.Load()) for size in n.sizes] + ([ast.Constant(n.constant)] if n.constant
+                                                                         else [])
+        expr = terms[0]
+        for term in terms[1:]:
+            expr = ast.BinOp(expr, ast.Add(), term)
+        return expr
+    return ast.Constant(n)
+
+
 def shape_expression(shape: tuple) -> ast.expr:
     """`shape` as an expression: ints as literals, each `Size` as its name."""
-    return ast.Tuple([ast.Name(n.name, ast.Load()) if isinstance(n, Size) else ast.Constant(n) for n in shape],
-                     ast.Load())
+    return ast.Tuple([size_expression(n) for n in shape], ast.Load())
 
 
 def printed(shape):
-    """`shape` with each `Size` as its name (a str), comparable with a shape read back from generated code."""
+    """`shape` with each `Size` as its name (a str; a `SizeSum` as its sum, which is no name), comparable with a
+    shape read back from generated code."""
     if shape is None:
         return None
-    return tuple(n.name if isinstance(n, Size) else n for n in shape)
+    return tuple(n if type(n) is int else ast.unparse(size_expression(n)) for n in shape)
 
 
 def example(shape: tuple) -> tuple:
     """A concrete shape standing for `shape`: each `Size` a value of its own (never 1, distinct per class), so that
     NumPy broadcasts arrays of these shapes as it does arrays of the real ones (or refuses)."""
-    return tuple(n if isinstance(n, int) else 11 + n.index for n in shape)
+    return tuple(n if type(n) is int else _example(n) for n in shape)
 
 
-def row_size_bound(shape: tuple) -> int:
-    """The number of elements of an array of `shape`, counting a `Size` as `ROW_SIZE_LIMIT`."""
-    bound = 1
+def _example(n) -> int:
+    if isinstance(n, SizeSum):
+        return sum(map(_example, n.sizes)) + n.constant
+    return 101 + n.index
+
+
+def row_size_bound(shape: tuple) -> float:
+    """The number of elements of an array of `shape` at the call that generates the code (infinite where a
+    `Size`'s value is not known)."""
+    bound = 1.0
     for n in shape:
-        bound *= n if isinstance(n, int) else ROW_SIZE_LIMIT
+        bound *= n if type(n) is int else _value(n)
     return bound
 
 
-__all__ = ["ROW_SIZE_LIMIT", "Size", "shape_patterns", "is_symbolic", "is_size", "named_sizes", "size_bindings",
-           "shape_expression", "printed", "example", "row_size_bound"]
+def _value(n) -> float:
+    if isinstance(n, SizeSum):
+        return sum(map(_value, n.sizes)) + n.constant
+    return n.value if n.value is not None else float("inf")
+
+
+__all__ = ["ROW_SIZE_LIMIT", "Size", "SizeSum", "size_sum", "size_expression", "shape_patterns", "is_symbolic",
+           "is_size", "named_sizes", "size_bindings", "shape_expression", "printed", "example", "row_size_bound"]

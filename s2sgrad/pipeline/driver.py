@@ -230,10 +230,11 @@ def kind_of(value):
     return TENSOR
 
 
-def kinds_of(values) -> tuple:
+def kinds_of(values, with_values: bool = False) -> tuple:
     """The `kind_of` each of `values`, arrays' shapes as their patterns (`ir.sizes.shape_patterns`: ranks, the
-    axes of size 1, which sizes are equal), so that code generated for them holds for every size."""
-    return shape_patterns([kind_of(v) for v in values])
+    axes of size 1, which sizes are equal), so that code generated for them holds for every size; `with_values`:
+    to generate code, each `Size` knowing its value (the same kinds)."""
+    return shape_patterns([kind_of(v) for v in values], with_values)
 
 
 def structure_fields(kinds: dict) -> dict:
@@ -358,7 +359,8 @@ class GradientModule:
             if sweeps.backward else None
         self.tidy(node, names, backward=backward)
         read = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-        node.body[1:1] = size_bindings(kinds, read)           # (after the forward sweep's comment)
+        start = 1 if node.body and node.body[0] is body[0] else 0          # after the forward sweep's comment
+        node.body[start:start] = size_bindings(kinds, read)
         self.functions.append(node)
         return node
 

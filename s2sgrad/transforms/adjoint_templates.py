@@ -22,7 +22,7 @@ import copy
 from dataclasses import dataclass
 
 from ..ir.nodes import Const, Op, Var
-from ..ir.sizes import shape_expression
+from ..ir.sizes import shape_expression, size_expression, size_sum
 from ..ir.syntax import np_call as _np_call
 from ..ir.syntax import with_shape
 from ..optimizations import ALL
@@ -163,13 +163,11 @@ class _Unbroadcast(ast.NodeTransformer):
                 or type(axis.value) is not int or len({len(s) for s in shapes}) != 1:
             return None
         k = axis.value % len(shapes[0])
-        if any(type(s[k]) is not int for s in shapes):
-            return None                           # (a part's length is a size the code does not know)
         out, start = [], 0
         for shape in shapes:
-            stop = start + shape[k]
-            cut = [ast.Slice(None, None, None)] * k + [ast.Slice(ast.Constant(start) if start else None,
-                                                                 ast.Constant(stop), None)]
+            stop = size_sum([start, shape[k]])
+            cut = [ast.Slice(None, None, None)] * k + [ast.Slice(size_expression(start) if start != 0 else None,
+                                                                 size_expression(stop), None)]
             index = cut[0] if len(cut) == 1 else ast.Tuple(cut, ast.Load())
             out.append(ast.Subscript(copy.deepcopy(g), index, ast.Load()))
             start = stop
