@@ -109,8 +109,9 @@ def new_size_calls() -> dict:
 
 
 def steady_state(rounds: int) -> dict:
-    """name -> (generic s, specific s, pattern s): the generated functions on the first size, median over
-    interleaved rounds (each the min of a few repeats), and the per-call cost of the shape pattern."""
+    """name -> (generic s, specific s, their ratio, pattern s, extra lines): the generated functions on the
+    first size, medians over interleaved rounds (each the min of a few repeats; the ratio: the median of the
+    rounds' ratios), the per-call cost of the shape pattern, and the lines the generic code has in addition."""
     from s2sgrad.analysis.dtypes import dtype_of
     from s2sgrad.api.generation import generated
     from s2sgrad.api.reverse import _Call
@@ -120,7 +121,7 @@ def steady_state(rounds: int) -> dict:
         args = sizes[0]
         names = _Call(f, wrt).names
         dtypes = tuple(map(dtype_of, args))
-        generic = generated(f, names, "grad", kinds_of(args), dtypes=dtypes)
+        generic = generated(f, names, "grad", kinds_of(args, with_values=True), dtypes=dtypes)
         specific = generated(f, names, "grad", tuple(kind_of(v) for v in args), dtypes=dtypes)
         for a, b in zip(generic(*args), specific(*args)):
             np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
@@ -131,7 +132,10 @@ def steady_state(rounds: int) -> dict:
                 timings[label].append(min(timeit.repeat(lambda: fn(*args), number=number, repeat=3)) / number)  # noqa: B023
         pattern = min(timeit.repeat(lambda: kinds_of(args), number=2000, repeat=5)) / 2000   # noqa: B023
         exact = min(timeit.repeat(lambda: tuple(map(kind_of, args)), number=2000, repeat=5)) / 2000  # noqa: B023
-        out[name] = (statistics.median(timings["generic"]), statistics.median(timings["specific"]), pattern - exact)
+        ratio = statistics.median(g / s for g, s in zip(timings["generic"], timings["specific"]))
+        extra = len(generic.source.splitlines()) - len(specific.source.splitlines())
+        out[name] = (statistics.median(timings["generic"]), statistics.median(timings["specific"]), ratio,
+                     pattern - exact, extra)
     return out
 
 
@@ -148,23 +152,24 @@ def report(before: dict | None, after: dict, steady: dict) -> str:
              "Written by `python -m benchmarks.sizes`. *New-size call*: the first call of `grad(f)` with a size "
              "it has not seen, after a call with another (median over three new sizes); before shape patterns it "
              "regenerates the gradient, now it reuses it. *Steady state*: the size-generic generated function ÷ "
-             "the size-specific one (generated for the exact shapes, as before), in one process, median over "
-             "interleaved rounds; *pattern* is what computing the arguments' shape pattern adds to each call "
-             "(over reading their shapes).", "",
+             "the size-specific one (generated for the exact shapes, as before), in one process, the median of "
+             "the ratios of interleaved rounds; *pattern* is what computing the arguments' shape pattern adds to each "
+             "call (over reading their shapes); *lines bound* are the generic code's only extra lines, reading "
+             "sizes from the arguments (otherwise it is the specific code with shapes printed as names).", "",
              "| workload | new-size call before | new-size call now | steady state generic ÷ specific | "
-             "pattern per call |", "| --- | --- | --- | --- | --- |"]
+             "pattern per call | lines bound |", "| --- | --- | --- | --- | --- | --- |"]
     for name in after:
-        generic, specific, pattern = steady[name]
+        generic, specific, ratio, pattern, extra = steady[name]
         old = f"{before[name] * 1e3:.1f} ms" if before else "—"
-        lines.append(f"| {name} | {old} | {after[name] * 1e3:.2f} ms | {generic / specific:.3f} "
-                     f"({generic * 1e3:.3f} ms ÷ {specific * 1e3:.3f} ms) | {pattern * 1e6:.1f} µs |")
+        lines.append(f"| {name} | {old} | {after[name] * 1e3:.2f} ms | {ratio:.3f} "
+                     f"({generic * 1e3:.3f} ms ÷ {specific * 1e3:.3f} ms) | {pattern * 1e6:.1f} µs | {extra} |")
     return "\n".join(lines) + "\n"
 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--before", help="a checkout of s2sgrad before shape patterns (its root folder)")
-    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--rounds", type=int, default=25)
     parser.add_argument("--new-size-calls", action="store_true", help="print `new_size_calls` as JSON and stop")
     options = parser.parse_args(argv)
     if options.new_size_calls:
