@@ -194,3 +194,19 @@ def test_which_stacks_are_popped_as_rows_is_chosen_at_the_size_that_generates_th
     assert generations() == before
     for k, g in zip((0, 1, 2), grads):
         np.testing.assert_allclose(g, finite_difference(loop_over_rows, list(other), k), rtol=1e-6, atol=1e-8)
+
+
+def test_value_and_grad_and_vjp_reuse_their_code_at_new_sizes():
+    r = np.random.default_rng(4)
+    f = types.FunctionType(mlp.__code__, mlp.__globals__, "mlp")
+    value_and_grad, vjp = sg.value_and_grad(f, 0), sg.vjp(f, 0)
+    for k, n in enumerate((4, 6, 9)):
+        args = CASES["mlp"][2](r, n, 5)
+        before = generations()
+        value, g = value_and_grad(*args)
+        value_2, g_2 = vjp(*args, 2.0)
+        assert (generations() > before) == (k == 0)
+        assert value == value_2 == f(*args)
+        expected = finite_difference(f, list(args), 0)
+        np.testing.assert_allclose(g, expected, rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(g_2, 2.0 * expected, rtol=1e-6, atol=1e-8)
