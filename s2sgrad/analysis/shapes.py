@@ -27,6 +27,7 @@ import numpy as np
 
 from ..ir import primitives
 from ..ir.nodes import Assign, Const, If, Op, Var, While
+from ..ir.sizes import Size, is_size, is_symbolic, size_sum
 from .dataflow import Forward
 
 ELEMENTWISE_UNARY = {operator.neg, operator.pos, np.abs, np.negative}
@@ -48,7 +49,7 @@ class Shapes(Forward):
     def __init__(self, known: dict, values: dict | None = None, ints=()):
         super().__init__(known)
         self.value: dict = dict(values or {})  # name -> int or tuple of ints, where known
-        self.ints: set = {n for n, v in self.value.items() if isinstance(v, int)} | set(ints)
+        self.ints: set = {n for n, v in self.value.items() if is_size(v)} | set(ints)
         self.slices: set = set()               # names holding a slice of ints
         self.items: dict = {}                  # name -> the atoms of the list or tuple it was made of
         self.index_tuples: dict = {}           # name -> the tuple of ints, slices, None and ... it holds,
@@ -119,8 +120,8 @@ class Shapes(Forward):
             return _known(self.reduction(args[0], kwargs), self)
         if fn in ALLOCATIONS and args:
             shape = self.known_value(args[0])
-            shape = (shape,) if isinstance(shape, int) else shape
-            if isinstance(shape, tuple) and all(isinstance(n, int) for n in shape):
+            shape = (shape,) if is_size(shape) else shape
+            if isinstance(shape, tuple) and all(is_size(n) for n in shape):
                 return shape
             return self.fresh()
         if fn in LIKE and args and set(kwargs) <= {"dtype"}:
@@ -145,6 +146,8 @@ class Shapes(Forward):
         if not shapes or any(s is None for s in shapes) or not isinstance(axis, Const) \
                 or not isinstance(axis.value, int):
             return None
+        if any(is_symbolic(s) for s in shapes):
+            return _joined_symbolic(fn, shapes, axis.value)
         try:
             return fn([np.empty(s) for s in shapes], axis=axis.value).shape
         except (ValueError, TypeError, np.exceptions.AxisError):
@@ -152,6 +155,8 @@ class Shapes(Forward):
 
     def broadcast(self, tokens):
         concrete = [t for t in tokens if isinstance(t, tuple)]
+        if len(concrete) == len(tokens) and any(is_symbolic(t) for t in concrete):
+            return _known(_broadcast_symbolic(concrete), self)
         if len(concrete) == len(tokens):
             try:
                 return tuple(np.broadcast_shapes(*concrete))
@@ -194,6 +199,8 @@ class Shapes(Forward):
                 return shape[1:] if shape and self.is_int(index) else None
         if isinstance(value, (int, slice, type(None), type(Ellipsis))) or isinstance(value, tuple) and all(
                 isinstance(v, (int, slice, type(None), type(Ellipsis))) for v in value):
+            if is_symbolic(shape):
+                return _indexed_symbolic(shape, value)
             try:
                 return np.broadcast_to(np.False_, shape)[value].shape
             except (IndexError, TypeError, ValueError):
@@ -212,14 +219,17 @@ class Shapes(Forward):
             return
         if fn in (operator.getitem, primitives.seq_getitem) and len(args) == 2:
             base, index = self.known_value(args[0]), self.known_value(args[1])
-            if isinstance(base, tuple) and isinstance(index, int) and -len(base) <= index < len(base):
+            if isinstance(base, tuple) and type(index) is int and -len(base) <= index < len(base):
                 self.value[target] = base[index]
                 self.ints.add(target)
             return
         if fn in INT_FUNCTIONS and args and all(self.is_int(a) for a in args) and not op.kwargs:
             self.ints.add(target)
             known = [self.known_value(a) for a in args]
-            if all(isinstance(v, int) for v in known):
+            if fn is operator.add and len(known) == 2 and all(map(is_size, known)) \
+                    and not all(type(v) is int for v in known):
+                self.value[target] = size_sum(known)          # (a sum of sizes: the length of a concatenation)
+            elif all(type(v) is int for v in known):
                 try:
                     self.value[target] = fn(*known)
                 except (ArithmeticError, TypeError, ValueError):
@@ -228,7 +238,7 @@ class Shapes(Forward):
             self.items[target] = list(args)
         if fn is primitives.make_tuple:
             known = [self.known_value(a) for a in args]
-            if all(isinstance(v, int) for v in known):
+            if all(is_size(v) for v in known):
                 self.value[target] = tuple(known)
             if all(_is_basic_value(a.value, nested=True) if isinstance(a, Const)
                    else a.name in self.ints or a.name in self.slices for a in args):
@@ -242,7 +252,7 @@ class Shapes(Forward):
             return atom.value
         if atom.name in self.ints:
             value = self.value.get(atom.name)
-            return value if isinstance(value, int) else 0
+            return value if type(value) is int else 0
         return None
 
     # ---------------------------------------------------------------- the walk
@@ -334,9 +344,86 @@ def _matmul(a, b):
     """The shape of ``a @ b`` for vectors and matrices, or None."""
     if a is None or b is None or len(a) > 2 or len(b) > 2 or not a or not b:
         return None
-    if a[-1] != (b[0] if len(b) == 1 else b[-2]):
+    if not _may_equal(a[-1], b[0] if len(b) == 1 else b[-2]):
         return None
     return a[:-1] + b[1:] if len(b) == 2 else a[:-1]
+
+
+def _may_equal(m, n) -> bool:
+    """Can axes of sizes `m` and `n` (ints or `Size`s) be equal? (Two classes never are, and a `Size` is never 1.)"""
+    if m == n:
+        return True
+    if isinstance(m, Size) and isinstance(n, Size):
+        return False
+    return (n if isinstance(m, Size) else m) != 1 and not (type(m) is int and type(n) is int)
+
+
+def _broadcast_symbolic(shapes):
+    """The broadcast shape of `shapes` (entries ints or `Size`s), or None where it depends on the sizes' values."""
+    rank = max(map(len, shapes))
+    out = []
+    for k in range(rank):
+        sizes = {s[len(s) - rank + k] for s in shapes if len(s) - rank + k >= 0} - {1}
+        ints = {n for n in sizes if type(n) is int}
+        if len(sizes - ints) > 1 or len(ints) > 1:
+            return None                        # (two Sizes are never equal: an error at run time)
+        out.append(ints.pop() if ints else sizes.pop() if sizes else 1)   # (a Size and an int: equal, or an error)
+    return tuple(out)
+
+
+def _indexed_symbolic(shape, index):
+    """The shape of ``x[index]`` (a basic index) for `shape` with `Size` entries, or None where it depends on the
+    sizes' values (a slice with bounds of a symbolic axis)."""
+    parts = index if isinstance(index, tuple) else (index,)
+    if sum(p is Ellipsis for p in parts) > 1 or any(isinstance(p, bool) for p in parts):
+        return None
+    used = sum(1 for p in parts if p is not None and p is not Ellipsis)
+    if used > len(shape):
+        return None
+    if Ellipsis not in parts:
+        parts = (*parts, Ellipsis)
+    out, axis = [], 0
+    for part in parts:
+        if part is None:
+            out.append(1)
+        elif part is Ellipsis:
+            out += shape[axis:axis + len(shape) - used]
+            axis += len(shape) - used
+        else:
+            n = shape[axis]
+            axis += 1
+            if isinstance(part, int):
+                if type(n) is int and not -n <= part < n:
+                    return None
+            elif type(n) is int:
+                try:
+                    out.append(len(range(*part.indices(n))))
+                except (TypeError, ValueError):
+                    return None
+            elif part.start is None and part.stop is None and part.step in (None, 1, -1):
+                out.append(n)
+            else:
+                return None
+    return tuple(out)
+
+
+def _joined_symbolic(fn, shapes, axis):
+    """``np.stack`` or ``np.concatenate`` of arrays of `shapes` (some with `Size` entries), or None."""
+    rank = len(shapes[0])
+    if any(len(s) != rank for s in shapes):
+        return None
+    if fn is np.stack:
+        if any(s != shapes[0] for s in shapes) or not -rank - 1 <= axis <= rank:
+            return None
+        axis %= rank + 1
+        return (*shapes[0][:axis], len(shapes), *shapes[0][axis:])
+    if not -rank <= axis < rank:
+        return None
+    axis %= rank
+    rest = {s[:axis] + s[axis + 1:] for s in shapes}
+    if len(rest) != 1:
+        return None
+    return (*shapes[0][:axis], size_sum(s[axis] for s in shapes), *shapes[0][axis + 1:])
 
 
 __all__ = ["Shapes", "math"]

@@ -20,7 +20,7 @@ from ..errors import NonScalarOutput, S2SGradError, WrtError
 from ..frontend.lower import lowered_source
 from ..frontend.parse import call_signature
 from ..optimizations import Optimize
-from ..pipeline.driver import kind_of
+from ..pipeline.driver import kinds_of
 from ..schedules import Schedule
 from .derivatives import ONE, Term, arg_direction, attach, derivative_source, spec_of, transform
 from .forward import source as forward_source
@@ -104,7 +104,7 @@ def _make(f, wrt: Wrt, mode: str, verbose: bool, options: dict):
             if position is not None and position < len(value):
                 value = value[position]
             check_differentiable(f, name, value)
-        kinds = tuple(map(kind_of, args))
+        kinds = kinds_of(args)
         dtypes = tuple(map(dtype_of, (*args, *seed)))
         entry = compiled.get((kinds, dtypes))
         if entry is None or not (entry[0].check() or entry[0].take_in()):
@@ -112,7 +112,8 @@ def _make(f, wrt: Wrt, mode: str, verbose: bool, options: dict):
             if fresh is not call:              # f's code or defaults changed: bind the arguments again
                 call = fresh
                 return derivative(*called, **kwargs)
-            entry = compiled[kinds, dtypes] = generated_entry(f, names, mode, kinds, verbose, dtypes, options)
+            entry = compiled[kinds, dtypes] = generated_entry(f, names, mode, kinds_of(args, with_values=True),
+                                                              verbose, dtypes, options)
             while len(compiled) > CACHE_LIMIT:
                 del compiled[next(iter(compiled))]
         try:
@@ -239,7 +240,7 @@ def source(f: Callable, wrt: Wrt = 0, *, mode: str = "grad", stage: str = "gradi
     if mode in ("forward", "hvp"):
         return forward_source(f, wrt, mode=mode, args=args)
     values = call_values(f, args, {}) if args is not None else None
-    kinds = tuple(kind_of(v) for v in values) if args is not None else ()
+    kinds = kinds_of(values, with_values=True) if args is not None else ()
     dtypes = tuple(dtype_of(v) for v in values) if args is not None else None
     if dtypes is not None and mode == "vjp":
         dtypes += (None,)                     # any seed

@@ -14,6 +14,7 @@ import copy
 import linecache
 import os
 
+from ..ir.sizes import printed
 from ..ir.syntax import keep_origin, names_read, note_of, origin_of, shape_of
 
 # The calls in generated code that are not pure, besides those of the generated functions a driver names
@@ -190,7 +191,7 @@ class _NoBroadcast(ast.NodeTransformer):
         if isinstance(node.op, ast.Mult):
             for broadcast, other in ((node.left, node.right), (node.right, node.left)):
                 shape = _broadcast_shape(broadcast)
-                if shape is not None and shape_of(other) == shape:
+                if shape is not None and printed(shape_of(other)) == shape:
                     value = broadcast.args[0]
                     return ast.BinOp(value, ast.Mult(), other) if broadcast is node.left \
                         else ast.BinOp(other, ast.Mult(), value)
@@ -200,8 +201,12 @@ class _NoBroadcast(ast.NodeTransformer):
 def _broadcast_shape(node):
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "broadcast_to" \
             and isinstance(node.func.value, ast.Name) and node.func.value.id == "np" and len(node.args) == 2:
+        shape = node.args[1]
+        if isinstance(shape, ast.Tuple) and all(isinstance(n, ast.Name) or isinstance(n, ast.Constant)
+                                                and type(n.value) is int for n in shape.elts):
+            return tuple(n.id if isinstance(n, ast.Name) else n.value for n in shape.elts)   # (a size by its name)
         try:
-            return tuple(ast.literal_eval(node.args[1]))
+            return tuple(ast.literal_eval(shape))
         except (ValueError, TypeError):
             return None
     return None
@@ -253,7 +258,7 @@ def _factor_of_shape(read, shape, parents) -> bool:
     if not (isinstance(product, ast.BinOp) and isinstance(product.op, (ast.Mult, ast.Div))):
         return False
     other = product.right if product.left is node else product.left
-    return shape_of(other) == shape
+    return printed(shape_of(other)) == shape
 
 
 def merge_collections(fn: ast.FunctionDef) -> ast.FunctionDef:

@@ -41,6 +41,7 @@ import copy
 
 import numpy as np
 
+from ..ir.sizes import example
 from ..ir.syntax import assign, call, name, names_read, np_call, origin, origin_of
 
 _ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)
@@ -286,7 +287,7 @@ class _Trips:
         out = {}
         for x, rows_name in row_names.items():
             stack = self.row_stacks[self.pops[x]]
-            out[rows_name] = np.ones((2, *stack.shape), stack.dtype) if stack.dtype is not None else None
+            out[rows_name] = np.ones((2, *example(stack.shape)), stack.dtype) if stack.dtype is not None else None
         return out
 
     def write_in_place(self, term: str, terms: str, sample, before: list) -> None:
@@ -312,7 +313,8 @@ class _Trips:
         v = product.targets[0].id
         factor = product.value.left if _is_name(product.value.right, term) else product.value.right
         assigned = [n.id for n in ast.walk(self.loop) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
-        if self.adjoint_shapes.get(v) != sample.shape[1:] or assigned.count(v) != 1 \
+        shape = self.adjoint_shapes.get(v)
+        if shape is None or example(shape) != sample.shape[1:] or assigned.count(v) != 1 \
                 or _copies_of(v, self.loop.body) & self.read_elsewhere:
             return False
         self.loop.body[k:k + 1] = [origin(ast.AugAssign(ast.Name(term, ast.Store()), ast.Mult(), factor),

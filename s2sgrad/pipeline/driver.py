@@ -61,6 +61,7 @@ from ..frontend.parse import call_signature
 from ..frontend.signatures import Parameters
 from ..ir.names import Names, identifier
 from ..ir.nodes import Const, Global, Op, Var
+from ..ir.sizes import named_sizes, shape_patterns, size_bindings
 from ..ir.syntax import call as _call
 from ..ir.syntax import function as _function
 from ..ir.syntax import name as _name
@@ -238,6 +239,13 @@ def kind_of(value):
     return TENSOR
 
 
+def kinds_of(values, with_values: bool = False) -> tuple:
+    """The `kind_of` each of `values`, arrays' shapes as their patterns (`ir.sizes.shape_patterns`: ranks, the
+    axes of size 1, which sizes are equal), so that code generated for them holds for every size; `with_values`:
+    to generate code, each `Size` knowing its value (the same kinds)."""
+    return shape_patterns([kind_of(v) for v in values], with_values)
+
+
 def structure_fields(kinds: dict) -> dict:
     """What lowering is told of the parameters holding named tuples (their fields' names) and records (their
     kinds)."""
@@ -313,6 +321,7 @@ class GradientModule:
                                       [p for p, k in kinds.items() if isinstance(k, tuple) and len(k) == 1],
                                       [p for p, k in kinds.items() if is_dict_kind(k)],
                                       structure_fields(kinds), static_parameters(kinds))
+        kinds = arg_kinds = named_sizes(kinds, names.fresh)
         specialize_sequences(lowered, arg_kinds)
         analysis = analyze(lowered, list(wrt), arg_kinds, activity="activity" in self.optimizations,
                            arg_dtypes=arg_dtypes, seed_dtype=seed_dtype)
@@ -358,6 +367,9 @@ class GradientModule:
         backward = BackwardSweep(backward_line, sweeps.trip_loops, sweeps.row_stacks, in_place_rows) \
             if sweeps.backward else None
         self.tidy(node, names, backward=backward)
+        read = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+        start = 1 if node.body and node.body[0] is body[0] else 0          # after the forward sweep's comment
+        node.body[start:start] = size_bindings(kinds, read)
         self.functions.append(node)
         return node
 
@@ -522,8 +534,8 @@ def _all_atoms(block, result):
             yield from stmt.body_outs
 
 
-__all__ = ["GradientModule", "kind_of", "structure_fields", "GeneratedFunction", "BackwardSweep", "Pass", "run_passes",
-           "GRADIENT_PASSES"]
+__all__ = ["GradientModule", "kind_of", "kinds_of", "structure_fields", "GeneratedFunction", "BackwardSweep", "Pass",
+           "run_passes", "GRADIENT_PASSES"]
 
 
 def _output_check(sweeps, lowered, analysis) -> ast.stmt:

@@ -21,8 +21,8 @@ import ast
 import copy
 from dataclasses import dataclass
 
-from ..ir import primitives
 from ..ir.nodes import Const, Op, Var
+from ..ir.sizes import shape_expression, size_expression, size_sum
 from ..ir.syntax import np_call as _np_call
 from ..ir.syntax import with_shape
 from ..optimizations import ALL
@@ -165,9 +165,9 @@ class _Unbroadcast(ast.NodeTransformer):
         k = axis.value % len(shapes[0])
         out, start = [], 0
         for shape in shapes:
-            stop = start + shape[k]
-            cut = [ast.Slice(None, None, None)] * k + [ast.Slice(ast.Constant(start) if start else None,
-                                                                 ast.Constant(stop), None)]
+            stop = size_sum([start, shape[k]])
+            cut = [ast.Slice(None, None, None)] * k + [ast.Slice(size_expression(start) if start != 0 else None,
+                                                                 size_expression(stop), None)]
             index = cut[0] if len(cut) == 1 else ast.Tuple(cut, ast.Load())
             out.append(ast.Subscript(copy.deepcopy(g), index, ast.Load()))
             start = stop
@@ -205,7 +205,7 @@ class _Unbroadcast(ast.NodeTransformer):
             if shape is not None and self.shapes.concrete(Var(self.result)) is not None:
                 if shape == ():
                     return self.total(node.args[0])
-                return ast.Call(ast.Name("sum_to", ast.Load()), [node.args[0], primitives.constant(shape)], [])
+                return ast.Call(ast.Name("sum_to", ast.Load()), [node.args[0], shape_expression(shape)], [])
         if node.func.id in ("matmul_grad_a", "matmul_grad_b") and len(node.args) == 3:
             return self.matmul(node) or node
         if node.func.id == "unconcatenate" and len(node.args) == 3 and not node.keywords \
@@ -217,7 +217,7 @@ class _Unbroadcast(ast.NodeTransformer):
             if shape == ():
                 return node.args[0]
             if shape is not None:
-                return _np_call("broadcast_to", node.args[0], primitives.constant(shape))
+                return _np_call("broadcast_to", node.args[0], shape_expression(shape))
         return node
 
 

@@ -5,6 +5,7 @@ from s2sgrad.runtime import *
 
 def drnn_loss_dW_U_b(W, U, b, xs, dsum=1.0):
     # forward sweep
+    n_W = W.shape[0]
     h = np.zeros(np.shape(W)[0])  # showcase.py:17
     x_trips = len(xs)  # showcase.py:18
     h_stack = Stack()  # the adjoint of @ reads it; the adjoint of np.tanh (showcase.py:19) reads it one trip earlier
@@ -18,7 +19,7 @@ def drnn_loss_dW_U_b(W, U, b, xs, dsum=1.0):
         trips += 1  # showcase.py:18
     h_stack.push(h)  # the loop's final value
     # backward sweep
-    dh = np.broadcast_to(dsum, (4,)) * 2 * h  # showcase.py:20
+    dh = np.broadcast_to(dsum, (n_W,)) * 2 * h  # showcase.py:20
     dU = zeros_like(U)  # showcase.py:18
     dW = zeros_like(W)
     db = zeros_like(b)

@@ -5,6 +5,7 @@ from s2sgrad.runtime import *
 
 def dsoftmax_cross_entropy_dlogits(logits, label, ddiff=1.0):
     # forward sweep
+    n_logits = logits.shape[0]
     max_1 = np.max(logits)  # showcase.py:24
     z = logits - max_1
     exp = np.exp(z)  # showcase.py:25
@@ -15,5 +16,5 @@ def dsoftmax_cross_entropy_dlogits(logits, label, ddiff=1.0):
     dz += ddiff / sum_1 * exp
     dlogits = dz  # showcase.py:24
     hit = logits == unreduce(max_1, logits)
-    dlogits = dlogits + np.broadcast_to(np.sum(-dz) / np.sum(hit), (5,)) * hit
+    dlogits = dlogits + np.broadcast_to(np.sum(-dz) / np.sum(hit), (n_logits,)) * hit
     return dlogits

@@ -15,10 +15,7 @@ import numpy as np
 
 from ...analysis.activity import TENSOR, Analysis
 from ...ir.nodes import Assign, Const, Function, Op, Var, While, assignments
-
-# Stacks of arrays of at most this many elements may be popped as one array (see vectorize): below it a
-# NumPy call costs more than its arithmetic, above it the rows would add much to the stacks' memory.
-ROW_SIZE_LIMIT = 256
+from ...ir.sizes import ROW_SIZE_LIMIT, row_size_bound
 
 
 @dataclass(frozen=True)
@@ -48,7 +45,7 @@ class RowFinder:
     def holds_small_rows(self, name: str) -> bool:
         """Is `name` an array of one known, small shape every trip (its stack can be popped as rows)?"""
         shape = self.analysis.shapes.concrete(Var(name))
-        return self.analysis.kind.get(name) == TENSOR and bool(shape) and int(np.prod(shape)) <= ROW_SIZE_LIMIT
+        return self.analysis.kind.get(name) == TENSOR and bool(shape) and row_size_bound(shape) <= ROW_SIZE_LIMIT
 
     def gathered_by_trip(self, body: list, name: str, loops: list) -> str | None:
         """The parameter A if `name` is ``A[j]`` in trip j of the loop with this `body` (counting from 0):
