@@ -9,6 +9,15 @@ weight the loop reads every trip is collected, and summed once after the loop.
     g_rows = np.array(g_rows)          # after it
     h_rows = np.array(h_rows)
     dW += g_rows.T @ h_rows
+
+In a checkpointed loop the lists collect one piece of work's trips, and a `RowBatches` (from
+`s2sgrad.runtime`) sums them a batch of rows at a time (`flush_pieces`):
+
+    dW_batches = RowBatches(checkpoints.batch_rows)       # before the backward sweep
+    for work in checkpoints.backward():
+        ...
+            dW_batches.add(g_rows, h_rows)                # after each piece's reversed trips
+    dW += dW_batches.total()                              # after the sweep
 """
 from __future__ import annotations
 
