@@ -41,9 +41,9 @@ import tracemalloc
 from math import isqrt
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+import numpy as np
 
-import numpy as np  # noqa: E402
+HERE = Path(__file__).resolve().parent
 
 
 # ---------------------------------------------------------------- the workloads (as users write them)

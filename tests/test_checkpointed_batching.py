@@ -29,6 +29,12 @@ def ode_for(W, x, n):
     return np.sum(x * x)
 
 
+def ode_for_weight_read_after(W, x, n):      # dW is a broadcast of the seed before the loop: not its own buffer
+    for _ in range(n):
+        x = x + 0.25 * np.tanh(W @ x)
+    return np.sum(x * x) + np.sum(W)
+
+
 def rnn_for(W, U, b, xs, h):
     for i in range(xs.shape[0]):
         h = np.tanh(W @ h + U @ xs[i] + b)
@@ -79,8 +85,8 @@ def case(name: str, size: int):
     h = rng.standard_normal(size) / np.sqrt(size)
     if name == "ode_while":
         return ode_while, (W, h, (TRIPS - 0.5) * 0.25), (0, 1)
-    if name == "ode_for":
-        return ode_for, (W, h, TRIPS), (0, 1)
+    if name in ("ode_for", "ode_for_weight_read_after"):
+        return globals()[name], (W, h, TRIPS), (0, 1)
     if name == "rnn_no_bias_for":
         return rnn_no_bias_for, (W, U, xs, h), (0, 1, 3)
     if name == "nested_for":
@@ -91,7 +97,7 @@ def case(name: str, size: int):
     return fn, (W, U, 0.1 * rng.standard_normal(size), xs, h), (0, 1, 2, 4)
 
 
-LOOPS = ["ode_while", "ode_for", "rnn_for", "rnn_while", "rnn_no_bias_for", "row_times_weight_while", "nested_for"]
+LOOPS = ["ode_while", "ode_for", "ode_for_weight_read_after", "rnn_for", "rnn_while", "rnn_no_bias_for", "row_times_weight_while", "nested_for"]
 
 
 def params():
@@ -142,16 +148,23 @@ def test_one_piece_of_work_equals_store_all_bitwise():
 def test_generated_code_batches_the_weight_gradient(schedule, size):
     fn, args, wrt = case("rnn_for", size)
     text = sg.source(fn, wrt=wrt, args=args, checkpoint=SCHEDULES[schedule])
-    assert "np.outer" not in text and "db +=" in text
-    assert "dW_batches = RowBatches(checkpoints.batch_rows)" in text
-    assert "db_batches = RowBatches(checkpoints.batch_rows)" in text
-    assert "dW += dW_batches.total()" in text and "db += db_batches.total()" in text
+    assert "np.outer" not in text
+    assert "dW_batches = RowBatches(checkpoints.batch_rows, into=dW)" in text     # dW: zeros of its own
+    assert "db_batches = RowBatches(checkpoints.batch_rows, into=db)" in text
+    assert "dW_batches.flush()" in text and "db_batches.flush()" in text
     reverse = text.split("if work.reverse:")[1].split("else:")[0]
     assert "dW_batches.add(" in reverse and "db_batches.add(" in reverse
     if size == 4:                             # small rows: popped as rows, the trips' arithmetic done at once
         assert ".pop_rows(work.steps)" in reverse and ".pop()" not in reverse
     else:                                     # large rows: collected in lists
         assert ".append(" in reverse and "= np.array(" in reverse
+
+
+def test_a_weight_gradient_not_its_own_buffer_gets_a_total():
+    fn, args, wrt = case("ode_for_weight_read_after", 4)
+    text = sg.source(fn, wrt=wrt, args=args, checkpoint=sg.Revolve(snapshots=3))
+    assert "dW_batches = RowBatches(checkpoints.batch_rows)" in text
+    assert "dW = dW + dW_batches.total()" in text
 
 
 def test_row_batches_sum_a_batch_of_rows_at_a_time():
@@ -166,3 +179,9 @@ def test_row_batches_sum_a_batch_of_rows_at_a_time():
     sums.add(G[:5])
     np.testing.assert_allclose(sums.total(), G[:5].sum(0), rtol=1e-14)
     assert RowBatches(limit=2).total() == 0.0
+    into = np.ones((3, 4))
+    batches = RowBatches(limit=3, into=into)
+    batches.add(G[:4], X[:4])
+    batches.add(G[4:], X[4:])
+    batches.flush()
+    np.testing.assert_allclose(into, 1.0 + G.T @ X, rtol=1e-14)

@@ -138,23 +138,31 @@ class RowBatches:
     """What the reversed trips of a checkpointed loop add to one weight's gradient: each piece of work hands
     its rows (and columns), and once `limit` rows are in they are summed in one product, ``G.T @ X`` for the
     outer products ``g x^T`` (``G.sum(0)`` without columns), as a store-all loop sums all its trips at once.
+    The sums go `into` a gradient's own buffer, where given (``flush()`` adds the last rows), else into a
+    sum of their own (``total()``).
 
-        >>> batches = RowBatches(limit=2)
+        >>> batches = RowBatches(2)
         >>> batches.add(np.ones((1, 2)), np.ones((1, 3)))
         >>> batches.add(np.ones((1, 2)), np.ones((1, 3)))
         >>> batches.total()
         array([[2., 2., 2.],
                [2., 2., 2.]])
+        >>> dW = np.zeros((2, 3))
+        >>> batches = RowBatches(2, into=dW)
+        >>> batches.add(np.ones((1, 2)), np.ones((1, 3)))
+        >>> batches.flush()
+        >>> dW[0]
+        array([1., 1., 1.])
     """
 
     __slots__ = ("limit", "rows", "columns", "count", "sum")
 
-    def __init__(self, limit: int):
+    def __init__(self, limit: int, into=None):
         self.limit = limit
         self.rows: list = []
         self.columns: list = []
         self.count = 0
-        self.sum = None
+        self.sum = into
 
     def add(self, rows, columns=None) -> None:
         """One piece of work's rows (its trips, last first), and the columns they multiply."""
@@ -165,9 +173,12 @@ class RowBatches:
             self.columns.append(columns)
         self.count += len(rows)
         if self.count >= self.limit:
-            self._sum_rows()
+            self.flush()
 
-    def _sum_rows(self) -> None:
+    def flush(self) -> None:
+        """Sum the rows added since the last sum."""
+        if not self.rows:
+            return
         rows = self.rows[0] if len(self.rows) == 1 else np.concatenate(self.rows)
         if self.columns:
             part = rows.T @ (self.columns[0] if len(self.columns) == 1 else np.concatenate(self.columns))
@@ -181,6 +192,5 @@ class RowBatches:
 
     def total(self):
         """The sum of everything added (0.0 if nothing was)."""
-        if self.rows:
-            self._sum_rows()
+        self.flush()
         return self.sum if self.sum is not None else 0.0

@@ -21,7 +21,7 @@ def dintegrate_dy0_A(y0, A, n, dsum=1.0):
     dA = zeros_like(A)  # showcase.py:63
     tanh_stack = Stack()  # the adjoint of np.tanh (showcase.py:64) reads it
     y_stack = Stack()  # the adjoint of @ reads it
-    dA_batches = RowBatches(checkpoints.batch_rows)
+    dA_batches = RowBatches(checkpoints.batch_rows, into=dA)
     for work in checkpoints.backward():
         t, y = work.state  # showcase.py:63
         if work.reverse:
@@ -49,6 +49,6 @@ def dintegrate_dy0_A(y0, A, n, dsum=1.0):
                 prod = 0.01 * tanh
                 y = y + prod
             checkpoints.state = (t, y)
-    dA += dA_batches.total()
+    dA_batches.flush()  # the last rows, into dA
     dy0 = dy  # showcase.py:62
     return (complete(dy0, y0), dA)

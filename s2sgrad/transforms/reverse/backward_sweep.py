@@ -290,9 +290,13 @@ class BackwardSweep:
         record = self.recording.loop(loop)
         record.checkpoints, record.schedule = self.names.fresh("checkpoints"), schedule
         work = self.names.fresh("work")
+        owned = {n for n in self.receivers(loop) if self.in_place_accumulation and self.adjoints.owned(n)}
         trips = trips_of(loop, work, self.trip(loop, carried))
         self.trip_loops.append(trips)
-        batches = self.batching.flush_pieces(loop, record.checkpoints) if self.batching is not None \
+        rebound = {t.id for n in ast.walk(trips) if isinstance(n, ast.Assign) for t in n.targets
+                   if isinstance(t, ast.Name)}          # an adjoint made a new array: not one buffer throughout
+        in_place = {n for n in owned if self.adjoints.name(n) not in rebound}
+        batches = self.batching.flush_pieces(loop, record.checkpoints, in_place) if self.batching is not None \
             else PieceBatches()
         sweep, pending = backward_checkpointed(loop, record.checkpoints, work, batches.reversal(trips))
         self.checkpointed.append(pending)

@@ -13,11 +13,14 @@ weight the loop reads every trip is collected, and summed once after the loop.
 In a checkpointed loop the lists collect one piece of work's trips, and a `RowBatches` (from
 `s2sgrad.runtime`) sums them a batch of rows at a time (`flush_pieces`):
 
-    dW_batches = RowBatches(checkpoints.batch_rows)       # before the backward sweep
+    dW_batches = RowBatches(checkpoints.batch_rows, into=dW)   # before the backward sweep
     for work in checkpoints.backward():
         ...
             dW_batches.add(g_rows, h_rows)                # after each piece's reversed trips
-    dW += dW_batches.total()                              # after the sweep
+    dW_batches.flush()                                    # after the sweep
+
+(``RowBatches(..., into=dW)`` where dW is the gradient's own buffer all through the sweep; else the
+sums are a total of their own, and ``dW = dW + dW_batches.total()`` after the sweep.)
 """
 from __future__ import annotations
 
@@ -31,6 +34,7 @@ from ...ir.syntax import assign as _assign
 from ...ir.syntax import attr as _attr
 from ...ir.syntax import call as _call
 from ...ir.syntax import name as _name
+from ...ir.syntax import noted
 from ...ir.syntax import np_call as _np_call
 from ..adjoint_templates import Contribution
 from .adjoints import Adjoints
@@ -116,19 +120,28 @@ class Batching:
         after = [_assign(name, _np_call("array", _name(name)), loop.loc) for name in batches.lists.values()]
         return batches, before, after
 
-    def flush_pieces(self, loop: While, driver: str) -> PieceBatches:
+    def flush_pieces(self, loop: While, driver: str, in_place: set) -> PieceBatches:
         """A checkpointed loop's collections: each piece of work's reversed trips collect their rows, handed
         to one `RowBatches` per weight that sums them a batch of rows at a time (as many trips' rows as
-        the schedule `driver` carries out allows); after the backward sweep, the totals are added."""
+        the schedule `driver` carries out allows), into the weight's adjoint where it is `in_place` (a
+        buffer of the gradient's own for the whole sweep), else into a total added after the sweep."""
         batches, before, after = self.lists(loop)
         pieces = PieceBatches(before_trips=before, after_trips=after)
         for weight, (rows, columns) in batches.weights.items():
-            holder = self.names.fresh(f"{self.adjoints.name(weight)}_batches")
-            pieces.before_sweep.append(_assign(holder, _call("RowBatches", _attr(driver, "batch_rows")), loop.loc))
+            dweight = self.adjoints.name(weight)
+            holder = self.names.fresh(f"{dweight}_batches")
+            made = _call("RowBatches", _attr(driver, "batch_rows"))
+            if weight in in_place:
+                made.keywords.append(ast.keyword("into", _name(dweight)))
+            pieces.before_sweep.append(_assign(holder, made, loop.loc))
             handed = [_name(rows)] if columns is None else [_name(rows), _name(columns)]
             pieces.after_trips.append(ast.Expr(ast.Call(_attr(holder, "add"), handed, [])))
-            pieces.after_sweep += self.adjoints.contribute(
-                Var(weight), ast.Call(_attr(holder, "total"), [], []), loop.loc)
+            if weight in in_place:
+                pieces.after_sweep.append(noted(ast.Expr(ast.Call(_attr(holder, "flush"), [], [])),
+                                                f"the last rows, into {dweight}"))
+            else:
+                pieces.after_sweep += self.adjoints.contribute(
+                    Var(weight), ast.Call(_attr(holder, "total"), [], []), loop.loc)
         return pieces
 
     def flush(self, loop: While) -> tuple[list, list]:
