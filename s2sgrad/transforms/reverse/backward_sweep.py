@@ -293,7 +293,8 @@ class BackwardSweep:
         owned = {n for n in self.receivers(loop) if self.in_place_accumulation and self.adjoints.owned(n)}
         trips = trips_of(loop, work, self.trip(loop, carried))
         self.trip_loops.append(trips)
-        rebound = {t.id for n in ast.walk(trips) if isinstance(n, ast.Assign) for t in n.targets
+        rebound = {t.id for n in ast.walk(trips) if isinstance(n, (ast.Assign, ast.For))
+                   for t in ast.walk(ast.Tuple(n.targets if isinstance(n, ast.Assign) else [n.target]))
                    if isinstance(t, ast.Name)}          # an adjoint made a new array: not one buffer throughout
         in_place = {n for n in owned if self.adjoints.name(n) not in rebound}
         batches = self.batching.flush_pieces(loop, record.checkpoints, in_place) if self.batching is not None \
