@@ -148,7 +148,7 @@ class _Trips:
         self.loop, self.block, self.names, self.backward = loop, block, names, backward
         self.row_stacks, self.adjoint_shapes = row_stacks, adjoint_shapes
         self.unused_stacks: set[str] = set()             # stacks whose values are read from where they came from
-        self.trips = loop.iter.args[0].id
+        self.trips = loop.iter.args[0]                   # the trip count: ``trips``, ``work.steps``
         self.pops = {}                                    # popped name -> its stack
         for stmt in loop.body:
             popped = _popped(stmt, row_stacks)
@@ -157,7 +157,7 @@ class _Trips:
         read_elsewhere = set()
         for stmt in backward:
             if stmt is not loop:
-                read_elsewhere |= names_read(stmt) if not _contains(stmt, loop) else _loads_outside(stmt, loop)
+                read_elsewhere |= names_read(stmt) if not _contains(stmt, loop) else _read_after(stmt, loop)
         self.read_elsewhere = read_elsewhere
         self.carried = self.carried_values()           # value -> the loop variable it becomes next trip
         for value, param in self.carried.items():
@@ -238,16 +238,16 @@ class _Trips:
                 stack = self.pops[x]
                 both = self.names.fresh(f"{stack}_rows")
                 value = next(v for v, p in self.carried.items() if p == x)
-                before += [origin(assign(both, _pop_rows(stack, ast.BinOp(name(self.trips), ast.Add(),
+                before += [origin(assign(both, _pop_rows(stack, ast.BinOp(copy.deepcopy(self.trips), ast.Add(),
                                                                           ast.Constant(1)))), at),
                            assign(row_names[value], _rows(both, None, -1)),
                            assign(row_names[x], _rows(both, 1, None))]
             elif self.row_stacks[self.pops[x]].rows_of:     # A[j] in trip j: the rows of A, last first
                 before.append(origin(assign(row_names[x], _first_rows_reversed(
-                    self.row_stacks[self.pops[x]].rows_of, name(self.trips))), at))
+                    self.row_stacks[self.pops[x]].rows_of, copy.deepcopy(self.trips))), at))
                 self.unused_stacks.add(self.pops[x])
             else:
-                before.append(origin(assign(row_names[x], _pop_rows(self.pops[x], name(self.trips))), at))
+                before.append(origin(assign(row_names[x], _pop_rows(self.pops[x], copy.deepcopy(self.trips))), at))
         samples = self.samples(row_names)                # rows name -> an array like its rows, or None
         iterated = {}                                     # term (dumped) -> (per-trip name, rows name)
         term_samples = {}                                 # per-trip name -> an array like the terms
@@ -488,17 +488,65 @@ def _contains(stmt, inner) -> bool:
     return any(node is inner for node in ast.walk(stmt))
 
 
-def _loads_outside(stmt, inner) -> set[str]:
-    """Names `stmt` reads other than inside the statement `inner` nested in it."""
-    reads = set()
+def _read_after(stmt, inner) -> set[str]:
+    """Names `stmt` may read after the statement `inner` nested in it, before assigning them again (on a
+    later trip of a loop around `inner` too): what `inner` leaves in them is read nowhere else."""
+    return _live_after([stmt], inner)[0]
 
-    def visit(node):
-        if node is inner:
-            return
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-            reads.add(node.id)
-        for child in ast.iter_child_nodes(node):
-            visit(child)
 
-    visit(stmt)
-    return reads
+def _live_after(block: list, inner) -> tuple[set, set] | None:
+    """Within `block`: the names read after `inner` before being assigned, and those assigned on every path
+    from `inner` to the end of the block; None where `inner` is not in it."""
+    for k, stmt in enumerate(block):
+        found = (set(), set()) if stmt is inner else next(
+            (f for body in _bodies(stmt) if (f := _live_after(body, inner)) is not None), None)
+        if found is None:
+            continue
+        live, assigned = found
+        if stmt is not inner and isinstance(stmt, (ast.For, ast.While)):      # its next trip
+            live |= _reads(stmt) - names_read(getattr(stmt, "iter", [])) - assigned
+        rest = block[k + 1:]
+        return live | (_exposed(rest) - assigned), assigned | _assigned(rest)
+    return None
+
+
+def _bodies(stmt) -> list:
+    return [b for b in (getattr(stmt, "body", None), getattr(stmt, "orelse", None))
+            if isinstance(b, list) and b and isinstance(b[0], ast.stmt)]
+
+
+def _exposed(block: list) -> set[str]:
+    """The names `block` reads before assigning them."""
+    read, assigned = set(), set()
+    for stmt in block:
+        read |= _reads(stmt) - assigned
+        assigned |= _assigned([stmt])
+    return read
+
+
+def _reads(stmt) -> set[str]:
+    """The names `stmt` reads before assigning them (a loop's on its first trip, which its other trips repeat)."""
+    if isinstance(stmt, ast.If):
+        return names_read(stmt.test) | _exposed(stmt.body) | _exposed(stmt.orelse)
+    if isinstance(stmt, ast.For) and not stmt.orelse:
+        return names_read(stmt.iter) | (_exposed(stmt.body) - _assigned([ast.Assign([stmt.target], stmt.iter)]))
+    if isinstance(stmt, ast.While) and not stmt.orelse:
+        return names_read(stmt.test) | _exposed(stmt.body)
+    if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
+        return names_read(stmt) | {stmt.target.id}
+    return names_read(stmt)
+
+
+def _assigned(block: list) -> set[str]:
+    """The names `block` assigns on every path through it."""
+    out = set()
+    for stmt in block:
+        if isinstance(stmt, ast.Assign):
+            for target in stmt.targets:
+                out |= {n.id for n in ([target] if isinstance(target, ast.Name) else target.elts
+                                       if isinstance(target, ast.Tuple) else []) if isinstance(n, ast.Name)}
+        elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
+            out.add(stmt.target.id)
+        elif isinstance(stmt, ast.If):
+            out |= _assigned(stmt.body) & _assigned(stmt.orelse)
+    return out

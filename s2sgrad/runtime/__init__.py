@@ -22,7 +22,7 @@ when first used).
 from __future__ import annotations
 
 from .arrays import broadcast_like, sum_to, unbroadcast, unreduce
-from .checkpoints import Checkpoints, Work, copy_state
+from .checkpoints import Checkpoints, RowBatches, Work, copy_state
 from .contractions import (
     einsum_grad,
     einsum_grad_tangent,
@@ -179,7 +179,7 @@ __all__ = [
     "scatter", "seq_scatter", "add_grads", "densify", "while_loop", "if_else",
     "setitem", "list_append", "seq_setitem", "seq_written", "seq_unwritten", "seq_concat", "seq_repeat",
     "seq_unrepeat", "dict_keys", "format_string", "check_scalar", "output_seed", "assert_true", "written",
-    "Checkpoints", "Work",
+    "Checkpoints", "RowBatches", "Work",
     "copy_state", "random_state", "replay", "swap_random_state", "derivative_vjp", "derivative_jvp", "unstack",
     "grad_or_zeros", "matmul_grad_a", "matmul_grad_b",
     "tensordot_grad_a", "tensordot_grad_b", "one_step", "einsum_grad", "unconcatenate", "untile", "unrepeat",

@@ -1,5 +1,6 @@
 """Checkpointed loops: `Checkpoints` carries out a schedule of `s2sgrad.schedules` for one loop and hands the
-backward sweep its pieces of `Work`; `copy_state` keeps a loop's state safe from later in-place writes.
+backward sweep its pieces of `Work`; `copy_state` keeps a loop's state safe from later in-place writes;
+`RowBatches` sums what the reversed pieces add to a weight's gradient a batch of rows at a time.
 
     >>> state = [np.zeros(2)]
     >>> kept = copy_state(state)
@@ -65,6 +66,9 @@ class Checkpoints:
         self._pending: list = []           # the plan's first actions after its forward part
         self._forward_done = trips is not None and trips <= 0
         self._advancing = 0
+        # the trips' rows a batched accumulation may keep across pieces of work: a periodic schedule's
+        # segment, else one per snapshot slot (a row is about one state)
+        self.batch_rows = max(getattr(schedule, "every", None) or getattr(schedule, "snapshots", 1), 1)
 
     @property
     def state(self):
@@ -128,3 +132,65 @@ class Checkpoints:
                     self._state = self._random = None
         if after_forward is not None:
             after_forward.restore()
+
+
+class RowBatches:
+    """What the reversed trips of a checkpointed loop add to one weight's gradient: each piece of work hands
+    its rows (and columns), and once `limit` rows are in they are summed in one product, ``G.T @ X`` for the
+    outer products ``g x^T`` (``G.sum(0)`` without columns), as a store-all loop sums all its trips at once.
+    The sums go `into` a gradient's own buffer, where given (``flush()`` adds the last rows), else into a
+    sum of their own (``total()``).
+
+        >>> batches = RowBatches(2)
+        >>> batches.add(np.ones((1, 2)), np.ones((1, 3)))
+        >>> batches.add(np.ones((1, 2)), np.ones((1, 3)))
+        >>> batches.total()
+        array([[2., 2., 2.],
+               [2., 2., 2.]])
+        >>> dW = np.zeros((2, 3))
+        >>> batches = RowBatches(2, into=dW)
+        >>> batches.add(np.ones((1, 2)), np.ones((1, 3)))
+        >>> batches.flush()
+        >>> dW[0]
+        array([1., 1., 1.])
+    """
+
+    __slots__ = ("limit", "rows", "columns", "count", "sum")
+
+    def __init__(self, limit: int, into=None):
+        self.limit = limit
+        self.rows: list = []
+        self.columns: list = []
+        self.count = 0
+        self.sum = into
+
+    def add(self, rows, columns=None) -> None:
+        """One piece of work's rows (its trips, last first), and the columns they multiply."""
+        if len(rows) == 0:
+            return
+        self.rows.append(rows)
+        if columns is not None:
+            self.columns.append(columns)
+        self.count += len(rows)
+        if self.count >= self.limit:
+            self.flush()
+
+    def flush(self) -> None:
+        """Sum the rows added since the last sum."""
+        if not self.rows:
+            return
+        rows = self.rows[0] if len(self.rows) == 1 else np.concatenate(self.rows)
+        if self.columns:
+            part = rows.T @ (self.columns[0] if len(self.columns) == 1 else np.concatenate(self.columns))
+        else:
+            part = np.sum(rows, 0)
+        if self.sum is None:
+            self.sum = part
+        else:
+            self.sum += part
+        self.rows, self.columns, self.count = [], [], 0
+
+    def total(self):
+        """The sum of everything added (0.0 if nothing was)."""
+        self.flush()
+        return self.sum if self.sum is not None else 0.0

@@ -20,7 +20,8 @@ def dintegrate_dy0_A(y0, A, n, dsum=1.0):
     dy = 2 * dsum * y  # showcase.py:65
     dA = zeros_like(A)  # showcase.py:63
     tanh_stack = Stack()  # the adjoint of np.tanh (showcase.py:64) reads it
-    y_stack = Stack()  # the adjoint of @ (showcase.py:64) reads it
+    y_stack = Stack()  # the adjoint of @ reads it
+    dA_batches = RowBatches(checkpoints.batch_rows, into=dA)
     for work in checkpoints.backward():
         t, y = work.state  # showcase.py:63
         if work.reverse:
@@ -32,12 +33,14 @@ def dintegrate_dy0_A(y0, A, n, dsum=1.0):
                 prod = 0.01 * tanh
                 y = y + prod
                 tanh_stack.push(tanh)
-            for _ in range(work.steps):
-                tanh = tanh_stack.pop()
-                y = y_stack.pop()
-                dmatmul = dy * 0.01 * (1.0 - tanh * tanh)  # showcase.py:64
-                dA += np.outer(dmatmul, y)
+            tanh_rows = tanh_stack.pop_rows(work.steps)
+            y_rows = y_stack.pop_rows(work.steps)
+            dmatmul_rows = tanh_rows * tanh_rows  # showcase.py:64
+            np.subtract(1.0, dmatmul_rows, out=dmatmul_rows)
+            for dmatmul in dmatmul_rows:  # showcase.py:63
+                dmatmul *= dy * 0.01  # showcase.py:64
                 dy = dy + A.T @ dmatmul
+            dA_batches.add(dmatmul_rows, y_rows)
         else:
             for _ in range(work.steps):  # showcase.py:63
                 t = t + 1  # showcase.py:63
@@ -46,5 +49,6 @@ def dintegrate_dy0_A(y0, A, n, dsum=1.0):
                 prod = 0.01 * tanh
                 y = y + prod
             checkpoints.state = (t, y)
+    dA_batches.flush()  # the last rows, into dA
     dy0 = dy  # showcase.py:62
     return (complete(dy0, y0), dA)

@@ -28,9 +28,9 @@ from ...rules.registry import complex_rule_for
 from ..adjoint_templates import Contribution, expand
 from .adjoints import Adjoints, AdjointState
 from .assignments import Reuse, derivative_rule, merge_twins, rule_label
-from .batching import Batching
+from .batching import Batching, PieceBatches
 from .calls import Calls
-from .checkpointing import CheckpointedLoop, backward_checkpointed, schedule_of
+from .checkpointing import CheckpointedLoop, backward_checkpointed, schedule_of, trips_of
 from .loops import receivers, written_in_place
 from .recording import BranchRecord, Recording, key
 from .syntax import pop
@@ -136,9 +136,8 @@ class BackwardSweep:
         return self.reuse.visit(node) if self.reuse is not None else node
 
     def batch(self, step: Contribution) -> list:
-        """The appends batching makes of `step` in a backward loop (none: add it as usual). A checkpointed
-        loop keeps O(1) trips' worth of values: it batches nothing."""
-        if self.batching is None or not self.loops or self.recording.is_checkpointed(self.loops[0]):
+        """The appends batching makes of `step` in a backward loop (none: add it as usual)."""
+        if self.batching is None or not self.loops:
             return []
         return self.batching.batch(step, self.loops[-1], self.receivers)
 
@@ -291,12 +290,19 @@ class BackwardSweep:
         record = self.recording.loop(loop)
         record.checkpoints, record.schedule = self.names.fresh("checkpoints"), schedule
         work = self.names.fresh("work")
-        adjoint = self.trip(loop, carried)
-        sweep, pending = backward_checkpointed(loop, record.checkpoints, work, adjoint)
+        owned = {n for n in self.receivers(loop) if self.in_place_accumulation and self.adjoints.owned(n)}
+        trips = trips_of(loop, work, self.trip(loop, carried))
+        self.trip_loops.append(trips)
+        rebound = {t.id for n in ast.walk(trips) if isinstance(n, (ast.Assign, ast.For))
+                   for t in ast.walk(ast.Tuple(n.targets if isinstance(n, ast.Assign) else [n.target]))
+                   if isinstance(t, ast.Name)}          # an adjoint made a new array: not one buffer throughout
+        in_place = {n for n in owned if self.adjoints.name(n) not in rebound}
+        batches = self.batching.flush_pieces(loop, record.checkpoints, in_place) if self.batching is not None \
+            else PieceBatches()
+        sweep, pending = backward_checkpointed(loop, record.checkpoints, work, batches.reversal(trips))
         self.checkpointed.append(pending)
         stacks = [self.recording.declaration(s, loop.loc) for s in dict.fromkeys(record.stacks)]
-        before, after = self.flush(loop)
-        out = stacks + before + [sweep] + after
+        out = stacks + batches.before_sweep + [sweep] + batches.after_sweep
         for k in carried:
             out += self.adjoints.contribute(loop.inits[k], _name(self.adjoints.name(loop.params[k])), loop.loc)
         return out

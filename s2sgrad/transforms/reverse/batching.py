@@ -9,6 +9,18 @@ weight the loop reads every trip is collected, and summed once after the loop.
     g_rows = np.array(g_rows)          # after it
     h_rows = np.array(h_rows)
     dW += g_rows.T @ h_rows
+
+In a checkpointed loop the lists collect one piece of work's trips, and a `RowBatches` (from
+`s2sgrad.runtime`) sums them a batch of rows at a time (`flush_pieces`):
+
+    dW_batches = RowBatches(checkpoints.batch_rows, into=dW)   # before the backward sweep
+    for work in checkpoints.backward():
+        ...
+            dW_batches.add(g_rows, h_rows)                # after each piece's reversed trips
+    dW_batches.flush()                                    # after the sweep
+
+(``RowBatches(..., into=dW)`` where dW is the gradient's own buffer all through the sweep; else the
+sums are a total of their own, and ``dW = dW + dW_batches.total()`` after the sweep.)
 """
 from __future__ import annotations
 
@@ -20,7 +32,9 @@ from ...ir.names import Names, base_name
 from ...ir.nodes import Var, While
 from ...ir.syntax import assign as _assign
 from ...ir.syntax import attr as _attr
+from ...ir.syntax import call as _call
 from ...ir.syntax import name as _name
+from ...ir.syntax import noted
 from ...ir.syntax import np_call as _np_call
 from ..adjoint_templates import Contribution
 from .adjoints import Adjoints
@@ -33,6 +47,19 @@ class LoopBatches:
     (columns None: the weight's gradient is the sum of the rows)."""
     lists: dict = field(default_factory=dict)
     weights: dict = field(default_factory=dict)
+
+
+@dataclass
+class PieceBatches:
+    """A checkpointed loop's batched accumulations: the statements around each piece of work's reversed
+    trips, and around the whole backward sweep."""
+    before_trips: list = field(default_factory=list)
+    after_trips: list = field(default_factory=list)
+    before_sweep: list = field(default_factory=list)
+    after_sweep: list = field(default_factory=list)
+
+    def reversal(self, trips: ast.For) -> list:
+        return [*self.before_trips, trips, *self.after_trips]
 
 
 class Batching:
@@ -86,11 +113,40 @@ class Batching:
         batches.lists[value] = self.names.fresh(f"{base_name(value)}_rows")
         return [ast.Expr(ast.Call(_attr(batches.lists[value], "append"), [_name(value)], []))]
 
-    def flush(self, loop: While) -> tuple[list, list]:
-        """The lists a loop's batched accumulations collect into (before it), and their sums (after it)."""
+    def lists(self, loop: While) -> tuple[LoopBatches, list, list]:
+        """A loop's collections, the lists they collect into made empty (before it) and made arrays (after)."""
         batches = self.loops.get(key(loop), LoopBatches())
         before = [_assign(name, ast.List([], ast.Load()), loop.loc) for name in batches.lists.values()]
         after = [_assign(name, _np_call("array", _name(name)), loop.loc) for name in batches.lists.values()]
+        return batches, before, after
+
+    def flush_pieces(self, loop: While, driver: str, in_place: set) -> PieceBatches:
+        """A checkpointed loop's collections: each piece of work's reversed trips collect their rows, handed
+        to one `RowBatches` per weight that sums them a batch of rows at a time (as many trips' rows as
+        the schedule `driver` carries out allows), into the weight's adjoint where it is `in_place` (a
+        buffer of the gradient's own for the whole sweep), else into a total added after the sweep."""
+        batches, before, after = self.lists(loop)
+        pieces = PieceBatches(before_trips=before, after_trips=after)
+        for weight, (rows, columns) in batches.weights.items():
+            dweight = self.adjoints.name(weight)
+            holder = self.names.fresh(f"{dweight}_batches")
+            made = _call("RowBatches", _attr(driver, "batch_rows"))
+            if weight in in_place:
+                made.keywords.append(ast.keyword("into", _name(dweight)))
+            pieces.before_sweep.append(_assign(holder, made, loop.loc))
+            handed = [_name(rows)] if columns is None else [_name(rows), _name(columns)]
+            pieces.after_trips.append(ast.Expr(ast.Call(_attr(holder, "add"), handed, [])))
+            if weight in in_place:
+                pieces.after_sweep.append(noted(ast.Expr(ast.Call(_attr(holder, "flush"), [], [])),
+                                                f"the last rows, into {dweight}"))
+            else:
+                pieces.after_sweep += self.adjoints.contribute(
+                    Var(weight), ast.Call(_attr(holder, "total"), [], []), loop.loc)
+        return pieces
+
+    def flush(self, loop: While) -> tuple[list, list]:
+        """The lists a loop's batched accumulations collect into (before it), and their sums (after it)."""
+        batches, before, after = self.lists(loop)
         for weight, (rows, columns) in batches.weights.items():
             if columns is None:               # a sum of the rows
                 total = _np_call("sum", _name(rows), ast.Constant(0))

@@ -10,7 +10,9 @@ advanced to the next stored state:
         h, i = work.state
         if work.reverse:
             for _ in range(work.steps): <trip, recording>
-            for _ in range(work.steps): <adjoint of a trip>
+            g_rows = []                                   # (a weight's batched accumulation)
+            for _ in range(work.steps): <adjoint of a trip, g_rows.append(g)>
+            dW_batches.add(np.array(g_rows), ...)         # summed a batch of rows at a time
         else:
             for _ in range(work.steps): <trip>
             checkpoints.state = (h, i)
@@ -70,17 +72,21 @@ class CheckpointedLoop:
     advanced: ast.For
 
 
-def backward_checkpointed(loop: While, driver: str, work: str, adjoint: list) -> tuple[ast.stmt, CheckpointedLoop]:
-    """The loop over the schedule's `work`, with the adjoint of one trip `adjoint`; the trips run forward
-    are left to fill in."""
+def trips_of(loop: While, work: str, body: list) -> ast.For:
+    """``for _ in range(work.steps): body``: the trips of one piece of `work`."""
+    return _origin(ast.For(_store("_"), _call("range", _attr(work, "steps")), body, [], None), loop.loc)
+
+
+def backward_checkpointed(loop: While, driver: str, work: str, reversal: list) -> tuple[ast.stmt, CheckpointedLoop]:
+    """The loop over the schedule's `work`, with the `reversal` of a piece of work's recorded trips (their
+    adjoints, and the rows they collect for batched accumulation); the trips run forward are left to
+    fill in."""
     state = ast.Tuple([_store(p) for p in loop.params], ast.Store())
-    recorded = _origin(ast.For(_store("_"), _call("range", _attr(work, "steps")), [], [], None), loop.loc)
-    advanced = _origin(ast.For(_store("_"), _call("range", _attr(work, "steps")), [], [], None), loop.loc)
+    recorded, advanced = trips_of(loop, work, []), trips_of(loop, work, [])
     # hands the current state back: not a read of an earlier version
     handback = plumbing(ast.Assign([ast.Attribute(_name(driver), "state", ast.Store())],
                                    ast.Tuple([_name(p) for p in loop.params], ast.Load())))
-    reverse = [recorded, _origin(ast.For(_store("_"), _call("range", _attr(work, "steps")), adjoint, [], None),
-                                 loop.loc)]
+    reverse = [recorded, *reversal]
     body = [_origin(ast.Assign([state], _attr(work, "state")), loop.loc),
             ast.If(_attr(work, "reverse"), reverse, [advanced, handback])]
     sweep = _origin(ast.For(_store(work), ast.Call(_attr(driver, "backward"), [], []), body, [], None), loop.loc)
