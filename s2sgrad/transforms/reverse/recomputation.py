@@ -26,7 +26,11 @@ The cost model, per value the backward trip reads:
 A value is computed again when that costs at most the push and the pop it saves (at most
 ``PUSH_AND_POP`` operations, counting operands computed again only for it), its operands and value have
 numeric dtypes known from the specialization, and its chain of values computed again is at most
-``MAX_DEPTH`` statements long. The same values give the same results, so the gradient is unchanged.
+``MAX_DEPTH`` statements long. That holds for a scalar. An operation on an array costs more than a push
+and a pop (which only keep a reference), unless it is done once for all trips: an array is computed again
+only where the vectorize pass can do so, on rows (small arrays of one shape, computed from arrays of that
+shape the block pops or computes again, and numbers: ``diff_rows = tanh_rows - 0.1 * x_rows``).
+The same values give the same results, so the gradient is unchanged.
 
     >>> MAX_DEPTH, PUSH_AND_POP
     (3, 2)
@@ -43,6 +47,7 @@ from ...analysis.dtypes import REAL, is_python_number
 from ...ir.nodes import Assign, Const, Global, Op, Var, writes
 from ...ir.syntax import names_read
 from .. import primal
+from .rows import RowFinder
 
 PUSH_AND_POP = 2            # the calls a pushed value costs: its push and its pop
 MAX_DEPTH = 3               # the longest chain of values computed again from one another
@@ -63,8 +68,9 @@ class Recomputed:
 class Recomputation:
     """Decides which values a repeated block's backward code computes again (see the module docstring)."""
 
-    def __init__(self, analysis):
+    def __init__(self, analysis, rows: RowFinder | None):
         self.analysis = analysis
+        self.rows = rows                    # None: vectorize is off, arrays are never computed again
 
     def plan(self, block: list, local: set, candidates: list, available: set, value_reads: set,
              loops: list) -> Recomputed:
@@ -80,7 +86,7 @@ class Recomputation:
             """(operations, chain length, operands computed again only for it) of computing `name` again
             within `budget` operations, or None."""
             stmt = definitions.get(name)
-            if budget <= 0 or stmt is None or not self.cheap(stmt):
+            if budget <= 0 or stmt is None or not self.cheap(stmt) or not self.by_rows_if_array(stmt, local):
                 return None
             operations, deepest, helpers = 1, 0, {}
             for atom in stmt.value.args:
@@ -125,6 +131,19 @@ class Recomputation:
         elif value.fn not in CHEAP:
             return False
         return self.numeric(Var(stmt.target)) and all(self.numeric(a) for a in value.args)
+
+    def by_rows_if_array(self, stmt: Assign, local: set) -> bool:
+        """A scalar, or an array the backward loop can compute for all trips at once: small rows (vectorize)
+        from arrays of its shape the block pops or computes again, and numbers."""
+        shapes = self.analysis.shapes
+        target = Var(stmt.target)
+        if shapes.is_scalar(target):
+            return True
+        if self.rows is None or not self.rows.holds_small_rows(stmt.target):
+            return False
+        shape = shapes.concrete(target)
+        return all(a.name in local and shapes.concrete(a) == shape if isinstance(a, Var) else shapes.is_scalar(a)
+                   for a in stmt.value.args)
 
     def numeric(self, atom) -> bool:
         """Is `atom` a number or an array of numbers, by the kinds and dtypes known?"""

@@ -72,7 +72,7 @@ class Reverse:
         rows = RowFinder(fn, analysis, definitions(fn.body), checkpoint) if on["vectorize"] else None
         self.recording = Recording(names, RecordingOptions(on["to_be_recorded"], on["shape_only_pushes"],
                                                            on["carried_pushes"]), rows,
-                                   Recomputation(analysis) if on["recompute_cheap"] else None)
+                                   Recomputation(analysis, rows) if on["recompute_cheap"] else None)
         self.calls = Calls(module, self.adjoints, self.recording)
         self.backward = BackwardSweep(
             fn, analysis, self.adjoints, self.recording, self.calls, optimizations, checkpoint,
