@@ -202,6 +202,11 @@ def test_checkpointed_loops():
         np.testing.assert_allclose(g, h, rtol=1e-13)
     np.testing.assert_allclose(sg.grad(scalar, checkpoint=sg.Periodic(every=3))(0.5, 10),
                                sg.grad(scalar)(0.5, 10), rtol=1e-14)
+    source = sg.source(ode, (0, 1), args=ode_args(), checkpoint=sg.Periodic(every=3))
+    assert "diff_stack.push(diff)" in source and "dt_stack" not in source    # no rows: the array is pushed
+    for g, h in zip(sg.grad(ode, (0, 1), checkpoint=sg.Periodic(every=3))(*ode_args()),
+                    sg.grad(ode, (0, 1))(*ode_args())):
+        np.testing.assert_allclose(g, h, rtol=1e-13)
 
 
 def test_forward_mode_over_the_gradient():

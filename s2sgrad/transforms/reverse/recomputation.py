@@ -73,11 +73,11 @@ class Recomputation:
         self.rows = rows                    # None: vectorize is off, arrays are never computed again
 
     def plan(self, block: list, local: set, candidates: list, available: set, value_reads: set,
-             loops: list) -> Recomputed:
+             loops: list, by_rows: bool) -> Recomputed:
         """Which of `candidates` (values `block` defines that its backward code reads) to compute again.
         `local`: the names the block defines; `available`: those its backward code has anyway (popped or
         carried); `value_reads`: the names that code reads for their values; `loops`: the enclosing loops,
-        outermost first."""
+        outermost first; `by_rows`: is the block a loop body whose backward loop vectorize may rewrite?"""
         definitions = {s.target: s for s in block if isinstance(s, Assign) and s.target}
         outer = writes(loops[0].body) | writes(loops[0].cond) | set(loops[0].params) if loops else set()
         computed: dict[str, int] = {}       # name computed again -> the length of its chain
@@ -86,7 +86,8 @@ class Recomputation:
             """(operations, chain length, operands computed again only for it) of computing `name` again
             within `budget` operations, or None."""
             stmt = definitions.get(name)
-            if budget <= 0 or stmt is None or not self.cheap(stmt) or not self.by_rows_if_array(stmt, local):
+            if budget <= 0 or stmt is None or not self.cheap(stmt) \
+                    or not self.scalar_or_by_rows(stmt, local if by_rows else None):
                 return None
             operations, deepest, helpers = 1, 0, {}
             for atom in stmt.value.args:
@@ -132,14 +133,15 @@ class Recomputation:
             return False
         return self.numeric(Var(stmt.target)) and all(self.numeric(a) for a in value.args)
 
-    def by_rows_if_array(self, stmt: Assign, local: set) -> bool:
+    def scalar_or_by_rows(self, stmt: Assign, local: set | None) -> bool:
         """A scalar, or an array the backward loop can compute for all trips at once: small rows (vectorize)
-        from arrays of its shape the block pops or computes again, and numbers."""
+        from arrays of its shape the loop body defines (`local`; None: not a body vectorize rewrites), and
+        numbers."""
         shapes = self.analysis.shapes
         target = Var(stmt.target)
         if shapes.is_scalar(target):
             return True
-        if self.rows is None or not self.rows.holds_small_rows(stmt.target):
+        if local is None or self.rows is None or not self.rows.holds_small_rows(stmt.target):
             return False
         shape = shapes.concrete(target)
         return all(a.name in local and shapes.concrete(a) == shape if isinstance(a, Var) else shapes.is_scalar(a)

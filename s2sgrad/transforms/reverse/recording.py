@@ -119,8 +119,9 @@ class Recording:
         needed = [n for n in needed if n not in carried]
         if self.recomputation is not None:
             values = [n for n in needed if n in read and n not in self.shape_only]
+            by_rows = self.rows is not None and block is loops[-1].body and not self.is_checkpointed(loops[-1])
             again = self.recomputation.plan(block, local, values, set(values) | set(carried), value_reads(code),
-                                            loops)
+                                            loops, by_rows)
             needed = [n for n in needed if n not in again.names]
             code = insert(code, again.statements)
         owner = self.loop(loops[0]).stacks
