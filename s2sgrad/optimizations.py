@@ -29,6 +29,8 @@ OPTIMIZATIONS = MappingProxyType({
                          "and dtype), so the array itself can be freed",
     "carried_pushes": "a value one loop trip ends with and the next starts with as a loop variable is pushed "
                       "once: the loop variable's stack holds it",
+    "recompute_cheap": "a value a loop trip's backward code reads that is elementwise arithmetic (+ - * /, "
+                       "** 2) of values it has anyway is computed again there, not pushed and popped",
     "reuse": "backward code reads the forward sweep's value of an expression it needs (np.cos(x) -> cos) "
              "instead of computing it again",
     "merge_twins": "two equal contributions to one adjoint (the two of x * x) become one, doubled",

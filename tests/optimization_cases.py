@@ -111,3 +111,12 @@ def seed_carried_through_a_loop(x, w, n):
         y = y + np.sin(y) * w
         y = y + w
     return y + x * w
+
+
+def polynomial_loop(x, n):
+    y = x
+    i = 0
+    while i < n:
+        y = y + 0.01 * (np.sin(y) + 0.1 * y * y)
+        i += 1
+    return y

@@ -80,6 +80,13 @@ def a_value_the_next_trip_starts_with_is_pushed_once(fast, slow):
     assert "h_stack_1.push(h_1)" in slow and "one trip earlier" not in slow
 
 
+@expect("recompute_cheap", cases.polynomial_loop, (0.7, 5))
+def cheap_values_are_computed_again_not_pushed(fast, slow):
+    assert fast.count(".push(") == 1 and "y_stack.push(y)" in fast         # not prod = 0.1 * y
+    assert "prod = 0.1 * y" in backward(fast)
+    assert slow.count(".push(") == 2 and "prod_stack.push(prod)" in slow and "prod = 0.1 * y" not in backward(slow)
+
+
 @expect("reuse", cases.reuse, (vector(3),))
 def primal_values_are_reused(fast, slow):
     assert "np.cos(x)" not in backward(fast) and "np.cos(x)" in backward(slow)

@@ -394,10 +394,34 @@ def render(module_body: list, header: str = "") -> str:
         printer.lines.extend(header.rstrip("\n").splitlines())
     for stmt in module_body:
         ast.fix_missing_locations(stmt)
+        _NegativeBases().visit(stmt)
         if isinstance(stmt, ast.FunctionDef) and printer.lines and printer.lines[-1] != "":
             printer.lines.extend(["", ""])
         printer.stmt(stmt, 0)
     return "\n".join(printer.lines) + "\n"
+
+
+class _NegativeBases(ast.NodeTransformer):
+    """A negative number raised to a power or with an attribute read is written (-0.5) ** 2, not -0.5 ** 2
+    (which ``ast.unparse`` prints for a constant -0.5, and Python reads as -(0.5 ** 2))."""
+
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        if isinstance(node.op, ast.Pow):
+            node.left = _parenthesized(node.left)
+        return node
+
+    def visit_Attribute(self, node):
+        self.generic_visit(node)
+        node.value = _parenthesized(node.value)
+        return node
+
+
+def _parenthesized(node: ast.expr) -> ast.expr:
+    value = node.value if isinstance(node, ast.Constant) else None
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and str(value).startswith("-"):
+        return ast.copy_location(ast.UnaryOp(ast.USub(), ast.Constant(-value)), node)
+    return node
 
 
 def compile_module(source: str, filename: str, namespace: dict) -> dict:

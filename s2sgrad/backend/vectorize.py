@@ -18,6 +18,9 @@ collects it for a batched weight gradient (``h_rows.append(h)``, which then
 becomes the popped rows themselves), and nothing after the loop reads it; its
 other reads, if any, read the row the loop is at (``for h, h_term in
 zip(h_rows, h_terms):``).
+Arithmetic of such values alone that the trip computes again instead of popping
+(recompute_cheap: ``diff = tanh - 0.1 * x``) is done on the rows too, before the
+loop (``diff_rows = tanh_rows - 0.1 * x_rows``), and the loop reads its rows.
 The stacks that qualify are those holding arrays of one known shape every
 trip (`row_stacks`, from the reverse stage). A stack of ``xs[j]`` pushed in
 trip j of a loop over an argument ``xs`` is not popped at all: its rows are
@@ -165,6 +168,15 @@ class _Trips:
         assigned = [n.id for n in ast.walk(loop) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
         self.candidates = {x for x in self.pops if x not in read_elsewhere and assigned.count(x) == 1}
         self.lists = self.collecting_lists()
+        self.computed = {}          # name -> its statement in the trip: elementwise arithmetic of popped values
+        for stmt in loop.body:      # (and of such names), computed for all trips as rows too
+            value = stmt.value if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
+                and isinstance(stmt.targets[0], ast.Name) and not isinstance(stmt.value, ast.Name) else None
+            rows = self.candidates | set(self.computed)
+            if value is not None and stmt.targets[0].id not in read_elsewhere | set(self.pops) \
+                    and assigned.count(stmt.targets[0].id) == 1 and names_read(value) & rows \
+                    and _elementwise(value, rows):
+                self.computed[stmt.targets[0].id] = stmt
 
     def carried_values(self) -> dict[str, str]:
         """``v = s.pop()`` before the loop and ``v = p`` ending its trips, p popped from s: {v: p}.
@@ -215,11 +227,15 @@ class _Trips:
 
     def rewrite(self) -> int:
         """Rewrite the loop if any popped value goes by rows; the number of statements put before it."""
-        rows = set(self.candidates)
+        rows = set(self.candidates) | set(self.computed)
         while True:
             found, other = self.terms(rows)
-            useful = set().union(*(names_read(term) for term in found)) & rows | rows & set(self.lists)
-            kept = rows & useful
+            useful = set().union(*(names_read(term) for term in found), *(
+                names_read(self.computed[v].value) | {v} for v in rows & set(self.computed))) & rows
+            kept = rows & (useful | set(self.lists))
+            for v, stmt in self.computed.items():        # computed as rows from rows only
+                if not names_read(stmt.value) <= kept:
+                    kept.discard(v)
             for value, param in self.carried.items():    # a carried value and its variable go together
                 both = {value, param}
                 kept = kept | both if both <= rows and both & useful else kept - both
@@ -228,10 +244,10 @@ class _Trips:
             rows = kept
         if not rows:
             return 0
-        iterated_rows = [x for x in self.pops if x in rows and x in other]       # read as they are, too
+        iterated_rows = [x for x in [*self.pops, *self.computed] if x in rows and x in other]   # read as they are
         before, row_names = [], {}
         at = origin_of(self.loop)
-        for x in [x for x in self.pops if x in rows]:
+        for x in [x for x in [*self.pops, *self.computed] if x in rows]:
             row_names[x] = self.lists.get(x) or self.names.fresh(f"{x}_rows")
         for x in [x for x in self.pops if x in rows and x not in self.carried]:
             if x in self.carried.values():                # rows of x, and one more: the loop's final value
@@ -249,6 +265,13 @@ class _Trips:
             else:
                 before.append(origin(assign(row_names[x], _pop_rows(self.pops[x], copy.deepcopy(self.trips))), at))
         samples = self.samples(row_names)                # rows name -> an array like its rows, or None
+        for v, stmt in self.computed.items():
+            if v in rows:
+                stacked = _Rename(row_names).visit(copy.deepcopy(stmt.value))
+                steps = _in_place(row_names[v], stacked, samples, self.names) \
+                    if self.adjoint_shapes is not None else [assign(row_names[v], stacked)]
+                before += [origin(s, origin_of(stmt)) for s in steps]
+                samples[row_names[v]] = _evaluate(stacked, samples)
         iterated = {}                                     # term (dumped) -> (per-trip name, rows name)
         term_samples = {}                                 # per-trip name -> an array like the terms
         for term in found:
@@ -286,6 +309,8 @@ class _Trips:
         """Rows name -> ones shaped and typed like the popped rows (two trips), where the dtype is known."""
         out = {}
         for x, rows_name in row_names.items():
+            if x not in self.pops:
+                continue
             stack = self.row_stacks[self.pops[x]]
             out[rows_name] = np.ones((2, *example(stack.shape)), stack.dtype) if stack.dtype is not None else None
         return out
@@ -353,11 +378,13 @@ class _Trips:
         return None
 
     def drop(self, stmt, rows) -> bool:
-        """Is `stmt` a pop, a collecting append or a carry that popping `rows` before the loop replaces?"""
+        """Is `stmt` a pop, a collecting append, a carry or arithmetic of rows that popping `rows` before the
+        loop replaces?"""
         popped, appended = _popped(stmt, self.pops.values()), _appended(stmt)
         carry = _copied(stmt) and stmt.targets[0].id in rows and self.carried.get(stmt.targets[0].id) == stmt.value.id
+        computed = isinstance(stmt, ast.Assign) and any(stmt is self.computed.get(v) for v in rows)
         return bool(popped and popped[0] in rows or appended and appended[1] in rows
-                    and self.lists.get(appended[1]) == appended[0] or carry)
+                    and self.lists.get(appended[1]) == appended[0] or carry or computed)
 
     @staticmethod
     def replace(stmt, rows, iterated):

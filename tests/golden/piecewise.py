@@ -7,7 +7,6 @@ from s2sgrad.runtime import *
 def dpiecewise_dx(x, k, ds=1.0):
     # forward sweep
     s = 0.0  # showcase.py:29
-    prod_stack = Stack()  # the adjoint of np.sin (showcase.py:32) reads it
     test_stack = Stack()  # which branch was taken at showcase.py:33
     i_stack = Stack()  # the adjoint of * (showcase.py:32) reads it
     s_stack = Stack()  # the adjoint of * (showcase.py:36) reads it
@@ -23,7 +22,6 @@ def dpiecewise_dx(x, k, ds=1.0):
         if test:
             prod = x * i  # showcase.py:32
             s = s + np.sin(prod)
-            prod_stack.push(prod)
         else:
             test_4 = i > 5  # showcase.py:33
             if test_4:
@@ -42,8 +40,8 @@ def dpiecewise_dx(x, k, ds=1.0):
         s = s_stack.pop()
         test = test_stack_1.pop()
         if test:  # showcase.py:31
-            prod = prod_stack.pop()
-            dx += ds * math.cos(prod) * i  # showcase.py:32
+            prod = x * i  # showcase.py:32
+            dx += ds * math.cos(prod) * i
         else:
             test_4 = test_stack.pop()
             if not test_4:  # showcase.py:33

@@ -78,8 +78,8 @@ class BackwardSweep:
         for stmt in block:
             local.update(stmt.results if not isinstance(stmt, Assign) else [stmt.target] if stmt.target else [])
             local.update(self.recording.kept_for(stmt))
-        pushed, pops, carried = self.recording.record(block, local, out, self.loops)
-        return pops + out + carried, pushed
+        pushed, code = self.recording.record(block, local, out, self.loops)
+        return code, pushed
 
     def assign(self, stmt: Assign) -> list:
         target = stmt.target

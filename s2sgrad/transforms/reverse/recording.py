@@ -24,6 +24,7 @@ from ...ir.syntax import assign as _assign
 from ...ir.syntax import call as _call
 from ...ir.syntax import name as _name
 from ...ir.syntax import names_read, noted, origin_of
+from .recomputation import Recomputation, insert
 from .rows import RowFinder, RowStack
 from .syntax import pop
 
@@ -71,10 +72,12 @@ class RecordingOptions:
 class Recording:
     """The plan of one function's forward sweep: per loop, branch and call, what it keeps."""
 
-    def __init__(self, names: Names, options: RecordingOptions, rows: RowFinder | None):
+    def __init__(self, names: Names, options: RecordingOptions, rows: RowFinder | None,
+                 recomputation: Recomputation | None = None):
         self.names = names
         self.options = options
         self.rows = rows                        # None: no stack is popped as rows (vectorize is off)
+        self.recomputation = recomputation      # None: every value read is pushed (recompute_cheap is off)
         self.loops: dict[str, LoopRecord] = {}
         self.branches: dict[str, BranchRecord] = {}
         self.calls: dict[str, str] = {}         # target of a call of a user function -> its record name
@@ -104,16 +107,23 @@ class Recording:
             return [self.calls[stmt.target]]
         return []
 
-    def record(self, block: list, local: set, code: list, loops: list) -> tuple[list, list, list]:
+    def record(self, block: list, local: set, code: list, loops: list) -> tuple[list, list]:
         """Plan the pushes of `block`, repeated inside `loops` (outermost first), whose backward code is
-        `code` and which defines `local`: the names pushed, the pops to run before `code`, and the
-        assignments of the carried values to run after it."""
+        `code` and which defines `local`: the names pushed, and the backward code with the pops it runs
+        first, the values it computes again (recompute_cheap) and the carried values it assigns last."""
         read = names_read(code)
         needed = sorted(local & read) if self.options.to_be_recorded else sorted(local)
         if self.options.shape_only_pushes:
             self.shape_only |= (set(needed) & read) - value_reads(code)
         carried = self.carried_to_next_trip(block, [n for n in needed if n in read], loops)
         needed = [n for n in needed if n not in carried]
+        if self.recomputation is not None:
+            values = [n for n in needed if n in read and n not in self.shape_only]
+            by_rows = self.rows is not None and block is loops[-1].body and not self.is_checkpointed(loops[-1])
+            again = self.recomputation.plan(block, local, values, set(values) | set(carried), value_reads(code),
+                                            loops, by_rows)
+            needed = [n for n in needed if n not in again.names]
+            code = insert(code, again.statements)
         owner = self.loop(loops[0]).stacks
         pops = []
         for name in needed:
@@ -132,7 +142,7 @@ class Recording:
             self.loop(loops[-1]).carries.append(Carry(value, param, stack))
             self.notes[stack] += f"; {why_kept(value, code, False)} one trip earlier"
             after.append(_assign(value, _name(param)))
-        return needed, pops, after
+        return needed, pops + code + after
 
     def carried_to_next_trip(self, block: list, needed: list, loops: list) -> dict[str, str]:
         """Values a loop body ends with that the next trip starts with as a loop variable, both read by the

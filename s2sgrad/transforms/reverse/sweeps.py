@@ -28,12 +28,14 @@ from .backward_sweep import BackwardSweep
 from .batching import Batching
 from .calls import Calls
 from .forward_sweep import ForwardSweep
+from .recomputation import Recomputation
 from .recording import Recording, RecordingOptions
 from .rows import RowFinder, definitions
 
 # The optimizations this stage runs (the others run in the rule templates and in the backend).
 PASSES = ("symbolic_zeros", "in_place_accumulation", "to_be_recorded", "shape_only_pushes", "carried_pushes",
-          "vectorize", "reuse", "merge_twins", "batched_accumulation", "in_place_writes", "dead_primal_code")
+          "vectorize", "recompute_cheap", "reuse", "merge_twins", "batched_accumulation", "in_place_writes",
+          "dead_primal_code")
 
 
 def passes(optimizations: frozenset[str]) -> dict[str, bool]:
@@ -69,7 +71,8 @@ class Reverse:
         self.adjoints = Adjoints(names, analysis, on["symbolic_zeros"], on["in_place_accumulation"])
         rows = RowFinder(fn, analysis, definitions(fn.body), checkpoint) if on["vectorize"] else None
         self.recording = Recording(names, RecordingOptions(on["to_be_recorded"], on["shape_only_pushes"],
-                                                           on["carried_pushes"]), rows)
+                                                           on["carried_pushes"]), rows,
+                                   Recomputation(analysis, rows) if on["recompute_cheap"] else None)
         self.calls = Calls(module, self.adjoints, self.recording)
         self.backward = BackwardSweep(
             fn, analysis, self.adjoints, self.recording, self.calls, optimizations, checkpoint,
