@@ -83,10 +83,8 @@ sweep, which starts with the current state at position ``n``::
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
-from itertools import accumulate
 from math import comb
 from typing import Union
 
@@ -420,24 +418,27 @@ class Online(Schedule):
     reverses the stretches between consecutive snapshots, last to first, each
     by the binomial schedule with the slots that are free by then.
 
-    While ``n <= (s + 1) * (s + 2) / 2`` (``s = snapshots``) the tracker
-    keeps, once reached, the states at positions ``0, s + 1, 2s + 1, ...``
-    (gaps ``s + 1, s, ..., 2``, the ideal placement for two repetitions) and
-    fills its other slots with the latest states.  This takes the fewest
-    forward steps possible for a loop that must run to its end before its
-    trip count is known: within 3 steps of the offline optimum.
-
-    Beyond, it continues with the dynamic checkpointing of Wang, Moin and
+    Which states to keep is the dynamic checkpointing of Wang, Moin and
     Iaccarino ("Minimal repetition dynamic checkpointing algorithm for
-    unsteady adjoint calculation", SIAM J. Sci. Comput. 2009): every snapshot
-    has a level; a new state replaces the latest snapshot whose level is below
-    that of a later one, at level 0, or if there is none replaces the latest
-    snapshot, one level higher.  This stays within 2 times the offline
-    optimum (measured: within 1.45 times for ``2 <= s <= 40``).
+    unsteady adjoint calculation", SIAM J. Sci. Comput. 2009).  Every state
+    offered gets a level and joins a list of at most ``snapshots + 1``
+    entries, the newest of which is the current state (a placeholder, which
+    takes no slot).  An entry whose level is below that of a later entry is
+    *dispensable*.  The next state removes the latest dispensable entry and
+    joins at level 0; when none is dispensable it replaces the placeholder,
+    one level higher.  Whether the current state stays in the list is
+    therefore known before its step runs: if it stays, it is stored (the
+    dispensable entry's slot is freed a step early), otherwise it never
+    takes a slot.
+
+    Up to ``n = (s + 1) * (s + 2) / 2`` (``s = snapshots``) this takes the
+    fewest forward steps any schedule can for a loop that must run to its
+    end before its trip count is known, ``optimal_forward_steps(n + 1, s)``;
+    beyond, measured against that bound, see ``benchmarks/CHECKPOINTING.md``.
 
     >>> tracker = Online(snapshots=2).start()
     >>> [tracker.step() for _ in range(4)]
-    [Snapshot(slot=0), Snapshot(slot=1), Snapshot(slot=1), Snapshot(slot=1)]
+    [Snapshot(slot=0), Snapshot(slot=1), None, Snapshot(slot=1)]
     >>> list(tracker.reverse())  # doctest: +NORMALIZE_WHITESPACE
     [Restore(slot=1), Free(slot=1), Reverse(steps=1),
      Restore(slot=0), Advance(steps=1), Snapshot(slot=1), Advance(steps=1), Reverse(steps=1),
@@ -458,7 +459,7 @@ class Online(Schedule):
 class _Checkpoint:
     position: int
     slot: int
-    level: float  # used after the first phase; the loop entry's is infinite
+    level: float  # the loop entry's is infinite
 
 
 class _OnlineTracker(Tracker):
@@ -467,47 +468,31 @@ class _OnlineTracker(Tracker):
         self.position = 0
         self._held: list[_Checkpoint] = []  # by position; _held[0] is the loop entry
         self._free_slots = list(range(snapshots - 1, -1, -1))
-        # First phase: the positions kept for good (gaps s + 1, s, ..., 3 from
-        # the loop entry), and the other checkpoints held, oldest first.
-        self._last_first_phase_position = comb(snapshots + 2, 2) - 1
-        self._kept_for_good = {0, *accumulate(range(snapshots + 1, 2, -1))}
-        self._latest: deque[_Checkpoint] = deque()
+        self._placeholder_level: float | None = None  # the previous state's, had it no slot
 
     def step(self) -> Snapshot | None:
         position = self.position
         self.position += 1
         if position == 0:
             return self._store(position, level=float("inf"))
-        if position <= self._last_first_phase_position:
-            return self._step_first_phase(position)
-        return self._step_by_levels(position)
-
-    def _step_first_phase(self, position: int) -> Snapshot | None:
-        kept = position in self._kept_for_good
+        level = 0 if self._placeholder_level is None else self._placeholder_level + 1
         if not self._free_slots:
-            if not self._latest:
+            dispensable = self._latest_dispensable(level)
+            if dispensable is None:
+                self._placeholder_level = level
                 return None
-            self._evict(self._latest.popleft())
-        # Levels for the second phase: what is kept for good ranks above the rest.
-        snapshot = self._store(position, level=1 if kept else 0)
-        if not kept:
-            self._latest.append(self._held[-1])
-        return snapshot
+            self._evict(dispensable)
+        self._placeholder_level = None
+        return self._store(position, level)
 
-    def _step_by_levels(self, position: int) -> Snapshot | None:
-        if self._free_slots:
-            return self._store(position, level=0)
-        highest_later_level = -1.0
+    def _latest_dispensable(self, newest_level: float) -> _Checkpoint | None:
+        """The latest held checkpoint (not the loop entry) whose level is below a later entry's."""
+        highest_later_level = newest_level
         for checkpoint in reversed(self._held[1:]):
             if checkpoint.level < highest_later_level:
-                self._evict(checkpoint)
-                return self._store(position, level=0)
+                return checkpoint
             highest_later_level = max(highest_later_level, checkpoint.level)
-        if len(self._held) == 1:
-            return None  # the only slot holds the loop entry
-        latest = self._held[-1]
-        self._evict(latest)
-        return self._store(position, level=latest.level + 1)
+        return None
 
     def _store(self, position: int, level: float) -> Snapshot:
         slot = self._free_slots.pop()
