@@ -610,3 +610,22 @@ def test_checkpointed_loop_writes_in_place_like_store_all(load):
     assert "out[i] = " in sg.source(f, wrt=(0, 1))
     text = sg.source(f, wrt=(0, 1), checkpoint=sg.Periodic(every=4))
     assert "out = setitem(out" not in text
+
+
+# --- every regime boundary of the schedules, bitwise ------------------------------------------------------
+
+BOUNDARY_SNAPSHOTS = 3            # C(s+2, 2) = 10, C(s+3, 3) = 20, C(s+4, 4) = 35
+BOUNDARY_LENGTHS = sorted({0, 1, 2, 3, 4, 9, 10, 11, 19, 20, 21, 34, 35, 36})
+
+
+@pytest.mark.parametrize("schedule", [f"Online(snapshots={BOUNDARY_SNAPSHOTS})",
+                                      f"Revolve(snapshots={BOUNDARY_SNAPSHOTS})",
+                                      f"Periodic(every={BOUNDARY_SNAPSHOTS})", "Periodic(every=64)"])
+@pytest.mark.parametrize("kind", ["for_simple", "while_simple", "while_data"])
+def test_gradient_is_store_alls_at_every_regime_boundary(load, kind, schedule):
+    """n = 0, 1, s, s + 1 and each side of C(s + r, r) for r = 2, 3, 4: the same bits as store-all."""
+    for n in BOUNDARY_LENGTHS:
+        expected = sg.grad(getattr(load(None), kind), wrt=(0, 1))(X, A, n)
+        got = sg.grad(getattr(load(schedule), kind), wrt=(0, 1))(X, A, n)
+        for g, e in zip(got, expected):
+            np.testing.assert_array_equal(g, e, err_msg=f"n = {n}")
