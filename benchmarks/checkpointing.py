@@ -40,6 +40,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import gc
+import itertools
 import os
 import platform
 import sys
@@ -72,13 +73,18 @@ FULL_SMALL_N, FULL_EXTRA = 3000, 50
 QUICK_SMALL_N, QUICK_EXTRA = 300, 20
 
 
-STEPS: list = []               # one None per body execution (appending to a global list is not differentiated)
+STEPS = itertools.count()      # body executions: each takes the next number (keeping nothing)
+
+
+def body_runs_since(mark: int) -> int:
+    """Body executions since ``mark = next(STEPS)`` was taken."""
+    return next(STEPS) - mark - 1
 
 
 def ode_for(y0, a, b, n):
     y = y0
     for i in range(n):
-        STEPS.append(None)
+        next(STEPS)
         y = y + 0.05 * (np.tanh(a * y + b) - 0.5 * y)
     return np.sum(y * y)
 
@@ -87,7 +93,7 @@ def ode_while(y0, a, b, T):
     y = y0
     t = 0.0
     while t < T:
-        STEPS.append(None)
+        next(STEPS)
         y = y + 0.05 * (np.tanh(a * y + b) - 0.5 * y)
         t = t + DT
     return np.sum(y * y)
@@ -157,11 +163,11 @@ def measure(version: str, n: int, snapshots: list[int], log) -> list[Row]:
         # store-all's time does not depend on whether the process already holds the pages it fills
         repeats = 3 if n <= 3000 else 2 if s is None else 1
         for _ in range(repeats):
-            STEPS.clear()
+            mark = next(STEPS)
             start = time.process_time()
             grads = df(y0, a, b, last)
             best = min(best, time.process_time() - start)
-            runs = len(STEPS)
+            runs = body_runs_since(mark)
             del grads
             gc.collect()
         tracemalloc.start()

@@ -85,7 +85,9 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass
-from math import comb
+from bisect import bisect_left
+from itertools import accumulate
+from math import comb, isqrt
 from typing import Union
 
 __all__ = [
@@ -150,6 +152,11 @@ def repetition_number(n: int, snapshots: int) -> int:
     >>> repetition_number(10, 3), repetition_number(11, 3)
     (2, 3)
     """
+    if snapshots <= 2 and n > 1:  # closed forms: C(1 + t, t) = t + 1, C(2 + t, t) = (t + 1)(t + 2) / 2
+        t = n - 1 if snapshots == 1 else max(0, (isqrt(8 * n) - 3) // 2)
+        while comb(snapshots + t, t) < n:
+            t += 1
+        return t
     t, reach = 0, 1  # reach = C(snapshots + t, t)
     while reach < n:
         t += 1
@@ -171,6 +178,32 @@ def optimal_forward_steps(n: int, snapshots: int) -> int:
         return 0
     t = repetition_number(n, snapshots)
     return t * n - comb(snapshots + t, t - 1)
+
+
+_REACHES: dict[int, list[int]] = {}  # slots -> [C(slots + t, t) for t = 0, 1, ...], as far as needed
+
+
+def _quick_optimum(n: int, snapshots: int) -> int:
+    """``optimal_forward_steps(n, snapshots)``, the repetition number found by bisection in a table."""
+    if n <= 1:
+        return 0
+    if snapshots <= 2:
+        return n * (n - 1) // 2 if snapshots == 1 else _two_slots(n)
+    reach = _REACHES.setdefault(snapshots, [1])
+    while reach[-1] < n:
+        reach.append(reach[-1] * (snapshots + len(reach)) // len(reach))
+    t = bisect_left(reach, n)
+    return t * n - reach[t] * t // (snapshots + 1)
+
+
+def _two_slots(n: int) -> int:
+    """``optimal_forward_steps(n, 2)``: ``t * n - C(t + 2, 3)`` with ``C(t + 2, 2) >= n``."""
+    if n <= 1:
+        return 0
+    t = max(1, (isqrt(8 * n) - 3) // 2)
+    while (t + 1) * (t + 2) // 2 < n:
+        t += 1
+    return t * n - t * (t + 1) * (t + 2) // 6
 
 
 def _optimal_split(length: int, snapshots: int) -> int:
@@ -469,12 +502,17 @@ class _OnlineTracker(Tracker):
         self._held: list[_Checkpoint] = []  # by position; _held[0] is the loop entry
         self._free_slots = list(range(snapshots - 1, -1, -1))
         self._placeholder_level: float | None = None  # the previous state's, had it no slot
+        # From here on, with three slots or more, the rule of least cost (`_step_by_cost`).
+        self._by_cost_from = comb(snapshots + 2, 2) if snapshots >= 3 else None
+        self._costs: tuple | None = None  # `_reversal_costs()` of the snapshots held
 
     def step(self) -> Snapshot | None:
         position = self.position
         self.position += 1
         if position == 0:
             return self._store(position, level=float("inf"))
+        if self._by_cost_from is not None and position >= self._by_cost_from:
+            return self._step_by_cost(position)
         level = 0 if self._placeholder_level is None else self._placeholder_level + 1
         if not self._free_slots:
             dispensable = self._latest_dispensable(level)
@@ -493,6 +531,46 @@ class _OnlineTracker(Tracker):
                 return checkpoint
             highest_later_level = max(highest_later_level, checkpoint.level)
         return None
+
+    def _step_by_cost(self, position: int) -> Snapshot | None:
+        """Store the current state, in place of the snapshot whose loss costs least, if that makes
+        reversing from the next position cheaper than keeping the snapshots held (ties: keep them;
+        else the earliest).  The snapshots' part of each cost is cached until the next store."""
+        if self._free_slots:
+            return self._store(position, level=0)
+        if self._costs is None:
+            self._costs = self._reversal_costs()
+        keep, inner, inner_cost, last_cost = self._costs
+        held = self._held
+        last = position - held[-1].position
+        best, victim = keep + last * (last + 1) // 2, None  # one slot: t(m, 1) = m (m - 1) / 2
+        if inner is not None and inner_cost + _two_slots(last) < best:
+            best, victim = inner_cost + _two_slots(last), inner
+        if last_cost + _two_slots(position - held[-2].position) < best:
+            victim = len(held) - 1
+        if victim is None:
+            return None
+        self._evict(held[victim])
+        self._costs = None
+        return self._store(position, level=0)
+
+    def _reversal_costs(self) -> tuple:
+        """With every slot used: the forward steps reversing the stretches between the snapshots,
+        keeping them all; the snapshot whose eviction costs least but the last (index, cost), when
+        the state at the current position is stored; and that cost evicting the last.  Stretch
+        ``j`` is reversed with ``s - j`` slots; after an eviction the later ones have one more."""
+        s, positions = self.snapshots, [c.position for c in self._held]
+        lengths = [b - a for a, b in zip(positions, positions[1:])]
+        before = list(accumulate((_quick_optimum(n, s - j) for j, n in enumerate(lengths)), initial=0))
+        after = [0] * (s + 1)  # after[k]: the stretches from k on, with one slot more
+        for j in range(s - 2, 0, -1):
+            after[j] = after[j + 1] + _quick_optimum(lengths[j], s - j + 1)
+        inner, inner_cost = None, 0
+        for k in range(1, s - 1):
+            cost = before[k - 1] + _quick_optimum(positions[k + 1] - positions[k - 1], s - k + 1) + after[k + 1]
+            if inner is None or cost < inner_cost:
+                inner, inner_cost = k, cost
+        return before[s - 1], inner, inner_cost, before[s - 2]
 
     def _store(self, position: int, level: float) -> Snapshot:
         slot = self._free_slots.pop()
