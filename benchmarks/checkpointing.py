@@ -255,8 +255,10 @@ def write_markdown(path: Path, rows: list[Row], args, elapsed: float, cpu: float
         "## Forward steps against the optimum",
         "",
         "Revolve: the forward sweep runs all n steps, unrecorded, and the backward sweep resumes the "
-        "plan at its first `Reverse(1)` from a copy of the state at n − 1: the last step runs twice, "
-        "so the forward steps are the optimum plus one.",
+        "plan at its first `Reverse(1)`, at n − 1. With every one of the s slots in use there (n > s), "
+        "the driver keeps no copy of that state, so that no more than s states are ever held: it "
+        "restores the latest snapshot and advances to n − 1 again, so the forward steps are the optimum "
+        "plus those few steps plus one (the last step, run by the forward sweep and again recorded).",
         "",
         *summary(rows),
         "",

@@ -83,9 +83,9 @@ sweep, which starts with the current state at position ``n``::
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from bisect import bisect_left
 from collections.abc import Iterator
 from dataclasses import dataclass
-from bisect import bisect_left
 from itertools import accumulate
 from math import comb, isqrt
 from typing import Union
@@ -451,10 +451,11 @@ class Online(Schedule):
     reverses the stretches between consecutive snapshots, last to first, each
     by the binomial schedule with the slots that are free by then.
 
-    Which states to keep is the dynamic checkpointing of Wang, Moin and
-    Iaccarino ("Minimal repetition dynamic checkpointing algorithm for
-    unsteady adjoint calculation", SIAM J. Sci. Comput. 2009).  Every state
-    offered gets a level and joins a list of at most ``snapshots + 1``
+    Up to ``n = (s + 1) * (s + 2) / 2`` (``s = snapshots``), and for every n
+    with ``s <= 2``, which states to keep is the dynamic checkpointing of
+    Wang, Moin and Iaccarino ("Minimal repetition dynamic checkpointing
+    algorithm for unsteady adjoint calculation", SIAM J. Sci. Comput. 2009).
+    Every state offered gets a level and joins a list of at most ``s + 1``
     entries, the newest of which is the current state (a placeholder, which
     takes no slot).  An entry whose level is below that of a later entry is
     *dispensable*.  The next state removes the latest dispensable entry and
@@ -462,12 +463,17 @@ class Online(Schedule):
     one level higher.  Whether the current state stays in the list is
     therefore known before its step runs: if it stays, it is stored (the
     dispensable entry's slot is freed a step early), otherwise it never
-    takes a slot.
+    takes a slot.  In that range this takes the fewest forward steps any
+    schedule can for a loop that must run to its end before its trip count
+    is known, ``optimal_forward_steps(n + 1, s)``.
 
-    Up to ``n = (s + 1) * (s + 2) / 2`` (``s = snapshots``) this takes the
-    fewest forward steps any schedule can for a loop that must run to its
-    end before its trip count is known, ``optimal_forward_steps(n + 1, s)``;
-    beyond, measured against that bound, see ``benchmarks/CHECKPOINTING.md``.
+    Beyond, with ``s >= 3``, each state is priced as a-revolve, the last
+    stage of the online checkpointing in Stumm and Walther's revolve package
+    ("New algorithms for optimal online checkpointing", SIAM J. Sci. Comput.
+    2010), prices it: it replaces the snapshot
+    whose loss costs least if that makes the backward sweep from the next
+    position cheaper than keeping the snapshots held.  How close both come
+    to the bound is measured in ``benchmarks/CHECKPOINTING.md``.
 
     >>> tracker = Online(snapshots=2).start()
     >>> [tracker.step() for _ in range(4)]

@@ -347,8 +347,8 @@ def test_online_pricing(snapshots: int, n: int) -> None:
 
 @pytest.mark.parametrize("snapshots", [*range(1, 13), 20])
 def test_online_against_the_bound(snapshots: int) -> None:
-    """The online bound up to n = (s+1)(s+2)/2; beyond, within the measured 1.4 times it (the
-    spike just after (s+1)(s+2)/2 and after each C(s+r, r) is the worst)."""
+    """The online bound up to n = (s+1)(s+2)/2; beyond, within the measured 1.15 times it (the
+    worst: s = 2, where Wang, Moin and Iaccarino's levels decide throughout)."""
     costs = online_costs(snapshots, SWEEP_N)
     for n, cost in enumerate(costs):
         bound = online_bound(n, snapshots)
@@ -356,15 +356,16 @@ def test_online_against_the_bound(snapshots: int) -> None:
         if n <= beta2(snapshots):
             assert cost == bound, n
         else:
-            assert cost <= 1.4 * bound, n
+            assert cost <= 1.15 * bound, n
 
 
-@pytest.mark.parametrize("snapshots, n, steps", [(10, 1_000, 3_640), (20, 10_000, 38_120), (5, 3_000, 25_006)])
+@pytest.mark.parametrize("snapshots, n, steps", [(20, 250, 500), (5, 500, 2_595), (5, 3_000, 25_073),
+                                                 (10, 1_000, 3_760), (20, 10_000, 38_667)])
 def test_online_near_the_bound_on_long_loops(snapshots: int, n: int, steps: int) -> None:
-    """Away from the spikes Online is within 1 % of the online bound (s = 10, n = 1,000: on it)."""
+    """Just after (s+1)(s+2)/2 (s = 20, n = 250) on the bound; elsewhere within 3.5 % of it."""
     loop = run_tracker(Online(snapshots), n, max_slots=snapshots)
     assert loop.forward_steps == steps
-    assert steps <= 1.01 * online_bound(n, snapshots)
+    assert steps <= 1.035 * online_bound(n, snapshots)
 
 
 def test_online_plan_follows_the_tracker() -> None:
