@@ -467,13 +467,13 @@ class Online(Schedule):
     schedule can for a loop that must run to its end before its trip count
     is known, ``optimal_forward_steps(n + 1, s)``.
 
-    Beyond, with ``s >= 3``, each state is priced as a-revolve, the last
-    stage of the online checkpointing in Stumm and Walther's revolve package
-    ("New algorithms for optimal online checkpointing", SIAM J. Sci. Comput.
-    2010), prices it: it replaces the snapshot
-    whose loss costs least if that makes the backward sweep from the next
-    position cheaper than keeping the snapshots held.  How close both come
-    to the bound is measured in ``benchmarks/CHECKPOINTING.md``.
+    Beyond, with ``s >= 3``, the tracker prices each state as a-revolve, the
+    last stage of the online checkpointing in Stumm and Walther's revolve
+    package ("New algorithms for optimal online checkpointing", SIAM J. Sci.
+    Comput. 2010), does: the state replaces the snapshot whose loss costs
+    least if that makes the backward sweep from the next position cheaper
+    than keeping the snapshots held.  How close both rules come to the bound
+    is measured in ``benchmarks/CHECKPOINTING.md``.
 
     >>> tracker = Online(snapshots=2).start()
     >>> [tracker.step() for _ in range(4)]
@@ -549,7 +549,7 @@ class _OnlineTracker(Tracker):
         keep, inner, inner_cost, last_cost = self._costs
         held = self._held
         last = position - held[-1].position
-        best, victim = keep + last * (last + 1) // 2, None  # one slot: t(m, 1) = m (m - 1) / 2
+        best, victim = keep + last * (last + 1) // 2, None  # t(last + 1, 1), the last stretch with one slot
         if inner is not None and inner_cost + _two_slots(last) < best:
             best, victim = inner_cost + _two_slots(last), inner
         if last_cost + _two_slots(position - held[-2].position) < best:
