@@ -21,7 +21,10 @@ about 500 n per decade beyond, plus the 40 n after each
   some n).
 
 ``section()`` returns the Markdown that ``checkpointing.py`` puts into
-``CHECKPOINTING.md``; ``plot()`` draws ``online_bound.png``.
+``CHECKPOINTING.md``; ``plot()`` draws ``online_bound.png``.  Run alone, it
+writes ``ONLINE_BOUND.md`` and the plot to ``--out`` (``benchmarks/out``),
+their names ending in ``_N`` for ``--max-n N`` other than 100,000
+(``benchmarks/ONLINE_BOUND_1000000.md``: ``--max-n 1000000 --out benchmarks``).
 """
 from __future__ import annotations
 
@@ -147,8 +150,9 @@ def guarantee_rows(results: dict[int, dict]) -> list[str]:
 def section(results: dict[int, dict], picture: str | None) -> list[str]:
     max_n = max(r["n"][-1] for r in results.values())
     lines = ["## Online checkpointing against the online bound", "",
-             f"Written by `benchmarks/online_bound.py` (n up to {max_n:,}; `--max-n 1000000` for the larger "
-             "setting): forward steps of `Online(s)` on a loop whose trip count is known only when it ends, "
+             f"Written by `benchmarks/online_bound.py` (n up to {max_n:,}; to 10^6 in `ONLINE_BOUND_1000000.md`, "
+             "from `online_bound.py --max-n 1000000 --out benchmarks`): forward steps of `Online(s)` on a loop "
+             "whose trip count is known only when it ends, "
              "divided by the online bound `optimal_forward_steps(n + 1, s)`, the fewest any such schedule can "
              "take. *WMI*: Wang, Moin and Iaccarino's dynamic checkpointing as their paper counts slots. Sampled: "
              "every n to 3,000, about 500 n per decade beyond, and the 40 n after each C(s + r, r).", ""]
@@ -191,8 +195,10 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     results = sweep(args.snapshots, args.max_n)
-    picture = "online_bound.png" if plot(args.out / "online_bound.png", results) else None
-    (args.out / "ONLINE_BOUND.md").write_text("\n".join(section(results, picture)) + "\n")
+    suffix = "" if args.max_n == MAX_N else f"_{args.max_n}"   # beside checkpointing.py's own sweep
+    picture = f"online_bound{suffix}.png"
+    picture = picture if plot(args.out / picture, results) else None
+    (args.out / f"ONLINE_BOUND{suffix}.md").write_text("\n".join(section(results, picture)) + "\n")
     print("\n".join(guarantee_rows(results)))
 
 

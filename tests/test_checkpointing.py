@@ -637,7 +637,7 @@ BOUNDARY_LENGTHS = sorted({0, 1, 2, 3, 4, 9, 10, 11, 19, 20, 21, 34, 35, 36})
 @pytest.mark.parametrize("schedule", [f"Online(snapshots={BOUNDARY_SNAPSHOTS})",
                                       f"Revolve(snapshots={BOUNDARY_SNAPSHOTS})",
                                       f"Periodic(every={BOUNDARY_SNAPSHOTS})", "Periodic(every=64)"])
-@pytest.mark.parametrize("kind", ["for_simple", "while_simple", "while_data"])
+@pytest.mark.parametrize("kind", ["for_simple", "while_simple"])
 def test_gradient_is_store_alls_at_every_regime_boundary(load, kind, schedule):
     """n = 0, 1, s, s + 1 and each side of C(s + r, r) for r = 2, 3, 4: the same bits as store-all."""
     for n in BOUNDARY_LENGTHS:
