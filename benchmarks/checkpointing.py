@@ -28,8 +28,11 @@ n <= (s + 1)(s + 2) / 2 for n = 1000).  For each it measures
   ``s`` snapshot slots (which counts the first forward sweep's steps);
 * the largest relative difference of the gradients from store-all's.
 
-It writes ``CHECKPOINTING.md`` (the table) and, if matplotlib imports,
-``checkpointing.png`` (peak memory against n, log-log) to ``benchmarks/``, or
+Then ``online_bound.py`` sweeps ``Online(s)``'s forward steps against the
+online bound, without running a loop (``--online-max-n``, default 10^5).
+It writes ``CHECKPOINTING.md`` (the tables) and, if matplotlib imports,
+``checkpointing.png`` (peak memory against n, log-log) and
+``online_bound.png`` to ``benchmarks/``, or
 with ``--quick`` (small n) to ``benchmarks/out/``.
 """
 from __future__ import annotations
@@ -37,6 +40,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import gc
+import itertools
 import os
 import platform
 import sys
@@ -53,6 +57,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 import numpy as np  # noqa: E402
+import online_bound  # noqa: E402
 
 import s2sgrad as sg  # noqa: E402
 from s2sgrad.schedules import optimal_forward_steps  # noqa: E402
@@ -68,23 +73,18 @@ FULL_SMALL_N, FULL_EXTRA = 3000, 50
 QUICK_SMALL_N, QUICK_EXTRA = 300, 20
 
 
-class Counter:
-    """Counts body executions; a method call, so counting allocates nothing that stays."""
-
-    def __init__(self):
-        self.n = 0
-
-    def tick(self):
-        self.n += 1
+STEPS = itertools.count()      # body executions: each takes the next number (keeping nothing)
 
 
-STEPS = Counter()
+def body_runs_since(mark: int) -> int:
+    """Body executions since ``mark = next(STEPS)`` was taken."""
+    return next(STEPS) - mark - 1
 
 
 def ode_for(y0, a, b, n):
     y = y0
     for i in range(n):
-        STEPS.tick()
+        next(STEPS)
         y = y + 0.05 * (np.tanh(a * y + b) - 0.5 * y)
     return np.sum(y * y)
 
@@ -93,7 +93,7 @@ def ode_while(y0, a, b, T):
     y = y0
     t = 0.0
     while t < T:
-        STEPS.tick()
+        next(STEPS)
         y = y + 0.05 * (np.tanh(a * y + b) - 0.5 * y)
         t = t + DT
     return np.sum(y * y)
@@ -163,11 +163,11 @@ def measure(version: str, n: int, snapshots: list[int], log) -> list[Row]:
         # store-all's time does not depend on whether the process already holds the pages it fills
         repeats = 3 if n <= 3000 else 2 if s is None else 1
         for _ in range(repeats):
-            STEPS.n = 0
+            mark = next(STEPS)
             start = time.process_time()
             grads = df(y0, a, b, last)
             best = min(best, time.process_time() - start)
-            runs = STEPS.n
+            runs = body_runs_since(mark)
             del grads
             gc.collect()
         tracemalloc.start()
@@ -192,13 +192,14 @@ def mb(nbytes: int) -> str:
 
 def table(rows: list[Row]) -> list[str]:
     out = ["| loop | n | schedule | peak MB | memory ÷ store-all | time s | time ÷ store-all "
-           "| body runs | forward steps | optimum | ÷ optimum | max rel. diff |",
-           "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+           "| (forward steps + n) ÷ 2n | body runs | forward steps | optimum | ÷ optimum | max rel. diff |",
+           "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         optimum = r.optimum
         ratio = f"{r.forward_steps / optimum:.3f}" if optimum else "—"
         out.append(f"| {r.version} | {r.n:,} | {r.label} | {mb(r.peak)} | {r.memory_ratio:.2e} "
-                   f"| {r.seconds:.3g} | {r.time_ratio:.2f} | {r.runs:,} | {r.forward_steps:,} "
+                   f"| {r.seconds:.3g} | {r.time_ratio:.2f} | {(r.forward_steps + r.n) / (2 * r.n):.2f} "
+                   f"| {r.runs:,} | {r.forward_steps:,} "
                    f"| {'—' if optimum is None else f'{optimum:,}'} | {ratio} | {r.max_rel_diff:.1e} |")
     return out
 
@@ -220,7 +221,8 @@ def summary(rows: list[Row]) -> list[str]:
     return out
 
 
-def write_markdown(path: Path, rows: list[Row], args, elapsed: float, cpu: float) -> None:
+def write_markdown(path: Path, rows: list[Row], args, elapsed: float, cpu: float,
+                   online_section: list[str]) -> None:
     lines = [
         "# Checkpointed loops: memory, time and forward steps",
         "",
@@ -240,6 +242,8 @@ def write_markdown(path: Path, rows: list[Row], args, elapsed: float, cpu: float
         "(every step is recorded exactly once), the convention of `s2sgrad.schedules`, in which "
         "`optimal_forward_steps(n, s)` (*optimum*) is the binomial optimum with s snapshot slots, "
         "the steps of the first forward sweep included;",
+        "- *(forward steps + n) ÷ 2n*: the time ratio if a recorded and reversed step cost two plain "
+        "steps and nothing else counted: what the extra forward steps alone cost;",
         "- *max rel. diff*: the largest difference from store-all's gradients, relative to the "
         "largest entry of each.",
         "",
@@ -251,10 +255,14 @@ def write_markdown(path: Path, rows: list[Row], args, elapsed: float, cpu: float
         "## Forward steps against the optimum",
         "",
         "Revolve: the forward sweep runs all n steps, unrecorded, and the backward sweep resumes the "
-        "plan at its first `Reverse(1)` from a copy of the state at n − 1: the last step runs twice, "
-        "so the forward steps are the optimum plus one.",
+        "plan at its first `Reverse(1)`, at n − 1. With every one of the s slots in use there (n > s), "
+        "the driver keeps no copy of that state, so that no more than s states are ever held: it "
+        "restores the latest snapshot and advances to n − 1 again, so the forward steps are the optimum "
+        "plus those few steps plus one (the last step, run by the forward sweep and again recorded).",
         "",
         *summary(rows),
+        "",
+        *online_section,
         "",
     ]
     path.write_text("\n".join(lines))
@@ -299,6 +307,8 @@ def main(argv=None) -> None:
     parser.add_argument("--snapshots", type=int, nargs="+", help="the s of Revolve(s) and Online(s)")
     parser.add_argument("--versions", nargs="+", choices=list(VERSIONS), default=list(VERSIONS))
     parser.add_argument("--out", type=Path, help="where CHECKPOINTING.md and checkpointing.png go")
+    parser.add_argument("--online-max-n", type=int, default=online_bound.MAX_N,
+                        help="the largest n of Online's sweep against its bound (online_bound.py)")
     args = parser.parse_args(argv)
     ns = args.n or (QUICK_N if args.quick else FULL_N)
 
@@ -323,7 +333,9 @@ def main(argv=None) -> None:
         for n in ns:
             rows += measure(version, n, snapshots(n), log)
     elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu_start
-    write_markdown(out / "CHECKPOINTING.md", rows, args, elapsed, cpu)
+    results = online_bound.sweep(online_bound.SNAPSHOTS, args.online_max_n)
+    picture = "online_bound.png" if online_bound.plot(out / "online_bound.png", results) else None
+    write_markdown(out / "CHECKPOINTING.md", rows, args, elapsed, cpu, online_bound.section(results, picture))
     print(f"wrote {out / 'CHECKPOINTING.md'}")
     if plot(out / "checkpointing.png", rows):
         print(f"wrote {out / 'checkpointing.png'}")

@@ -83,11 +83,11 @@ sweep, which starts with the current state at position ``n``::
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections import deque
+from bisect import bisect_left
 from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import accumulate
-from math import comb
+from math import comb, isqrt
 from typing import Union
 
 __all__ = [
@@ -152,6 +152,11 @@ def repetition_number(n: int, snapshots: int) -> int:
     >>> repetition_number(10, 3), repetition_number(11, 3)
     (2, 3)
     """
+    if snapshots <= 2 and n > 1:  # closed forms: C(1 + t, t) = t + 1, C(2 + t, t) = (t + 1)(t + 2) / 2
+        t = n - 1 if snapshots == 1 else max(0, (isqrt(8 * n) - 3) // 2)
+        while comb(snapshots + t, t) < n:
+            t += 1
+        return t
     t, reach = 0, 1  # reach = C(snapshots + t, t)
     while reach < n:
         t += 1
@@ -173,6 +178,32 @@ def optimal_forward_steps(n: int, snapshots: int) -> int:
         return 0
     t = repetition_number(n, snapshots)
     return t * n - comb(snapshots + t, t - 1)
+
+
+_REACHES: dict[int, list[int]] = {}  # slots -> [C(slots + t, t) for t = 0, 1, ...], as far as needed
+
+
+def _quick_optimum(n: int, snapshots: int) -> int:
+    """``optimal_forward_steps(n, snapshots)``, the repetition number found by bisection in a table."""
+    if n <= 1:
+        return 0
+    if snapshots <= 2:
+        return n * (n - 1) // 2 if snapshots == 1 else _two_slots(n)
+    reach = _REACHES.setdefault(snapshots, [1])
+    while reach[-1] < n:
+        reach.append(reach[-1] * (snapshots + len(reach)) // len(reach))
+    t = bisect_left(reach, n)
+    return t * n - reach[t] * t // (snapshots + 1)
+
+
+def _two_slots(n: int) -> int:
+    """``optimal_forward_steps(n, 2)``: ``t * n - C(t + 2, 3)`` with ``C(t + 2, 2) >= n``."""
+    if n <= 1:
+        return 0
+    t = max(1, (isqrt(8 * n) - 3) // 2)
+    while (t + 1) * (t + 2) // 2 < n:
+        t += 1
+    return t * n - t * (t + 1) * (t + 2) // 6
 
 
 def _optimal_split(length: int, snapshots: int) -> int:
@@ -420,24 +451,33 @@ class Online(Schedule):
     reverses the stretches between consecutive snapshots, last to first, each
     by the binomial schedule with the slots that are free by then.
 
-    While ``n <= (s + 1) * (s + 2) / 2`` (``s = snapshots``) the tracker
-    keeps, once reached, the states at positions ``0, s + 1, 2s + 1, ...``
-    (gaps ``s + 1, s, ..., 2``, the ideal placement for two repetitions) and
-    fills its other slots with the latest states.  This takes the fewest
-    forward steps possible for a loop that must run to its end before its
-    trip count is known: within 3 steps of the offline optimum.
+    Up to ``n = (s + 1) * (s + 2) / 2`` (``s = snapshots``), and for every n
+    with ``s <= 2``, which states to keep is the dynamic checkpointing of
+    Wang, Moin and Iaccarino ("Minimal repetition dynamic checkpointing
+    algorithm for unsteady adjoint calculation", SIAM J. Sci. Comput. 2009).
+    Every state offered gets a level and joins a list of at most ``s + 1``
+    entries, the newest of which is the current state (a placeholder, which
+    takes no slot).  An entry whose level is below that of a later entry is
+    *dispensable*.  The next state removes the latest dispensable entry and
+    joins at level 0; when none is dispensable it replaces the placeholder,
+    one level higher.  Whether the current state stays in the list is
+    therefore known before its step runs: if it stays, it is stored (the
+    dispensable entry's slot is freed a step early), otherwise it never
+    takes a slot.  In that range this takes the fewest forward steps any
+    schedule can for a loop that must run to its end before its trip count
+    is known, ``optimal_forward_steps(n + 1, s)``.
 
-    Beyond, it continues with the dynamic checkpointing of Wang, Moin and
-    Iaccarino ("Minimal repetition dynamic checkpointing algorithm for
-    unsteady adjoint calculation", SIAM J. Sci. Comput. 2009): every snapshot
-    has a level; a new state replaces the latest snapshot whose level is below
-    that of a later one, at level 0, or if there is none replaces the latest
-    snapshot, one level higher.  This stays within 2 times the offline
-    optimum (measured: within 1.45 times for ``2 <= s <= 40``).
+    Beyond, with ``s >= 3``, the tracker prices each state as a-revolve, the
+    last stage of the online checkpointing in Stumm and Walther's revolve
+    package ("New algorithms for optimal online checkpointing", SIAM J. Sci.
+    Comput. 2010), does: the state replaces the snapshot whose loss costs
+    least if that makes the backward sweep from the next position cheaper
+    than keeping the snapshots held.  How close both rules come to the bound
+    is measured in ``benchmarks/CHECKPOINTING.md``.
 
     >>> tracker = Online(snapshots=2).start()
     >>> [tracker.step() for _ in range(4)]
-    [Snapshot(slot=0), Snapshot(slot=1), Snapshot(slot=1), Snapshot(slot=1)]
+    [Snapshot(slot=0), Snapshot(slot=1), None, Snapshot(slot=1)]
     >>> list(tracker.reverse())  # doctest: +NORMALIZE_WHITESPACE
     [Restore(slot=1), Free(slot=1), Reverse(steps=1),
      Restore(slot=0), Advance(steps=1), Snapshot(slot=1), Advance(steps=1), Reverse(steps=1),
@@ -458,7 +498,7 @@ class Online(Schedule):
 class _Checkpoint:
     position: int
     slot: int
-    level: float  # used after the first phase; the loop entry's is infinite
+    level: float  # the loop entry's is infinite
 
 
 class _OnlineTracker(Tracker):
@@ -467,47 +507,76 @@ class _OnlineTracker(Tracker):
         self.position = 0
         self._held: list[_Checkpoint] = []  # by position; _held[0] is the loop entry
         self._free_slots = list(range(snapshots - 1, -1, -1))
-        # First phase: the positions kept for good (gaps s + 1, s, ..., 3 from
-        # the loop entry), and the other checkpoints held, oldest first.
-        self._last_first_phase_position = comb(snapshots + 2, 2) - 1
-        self._kept_for_good = {0, *accumulate(range(snapshots + 1, 2, -1))}
-        self._latest: deque[_Checkpoint] = deque()
+        self._placeholder_level: float | None = None  # the previous state's, had it no slot
+        # From here on, with three slots or more, the rule of least cost (`_step_by_cost`).
+        self._by_cost_from = comb(snapshots + 2, 2) if snapshots >= 3 else None
+        self._costs: tuple | None = None  # `_reversal_costs()` of the snapshots held
 
     def step(self) -> Snapshot | None:
         position = self.position
         self.position += 1
         if position == 0:
             return self._store(position, level=float("inf"))
-        if position <= self._last_first_phase_position:
-            return self._step_first_phase(position)
-        return self._step_by_levels(position)
-
-    def _step_first_phase(self, position: int) -> Snapshot | None:
-        kept = position in self._kept_for_good
+        if self._by_cost_from is not None and position >= self._by_cost_from:
+            return self._step_by_cost(position)
+        level = 0 if self._placeholder_level is None else self._placeholder_level + 1
         if not self._free_slots:
-            if not self._latest:
+            dispensable = self._latest_dispensable(level)
+            if dispensable is None:
+                self._placeholder_level = level
                 return None
-            self._evict(self._latest.popleft())
-        # Levels for the second phase: what is kept for good ranks above the rest.
-        snapshot = self._store(position, level=1 if kept else 0)
-        if not kept:
-            self._latest.append(self._held[-1])
-        return snapshot
+            self._evict(dispensable)
+        self._placeholder_level = None
+        return self._store(position, level)
 
-    def _step_by_levels(self, position: int) -> Snapshot | None:
-        if self._free_slots:
-            return self._store(position, level=0)
-        highest_later_level = -1.0
+    def _latest_dispensable(self, newest_level: float) -> _Checkpoint | None:
+        """The latest held checkpoint (not the loop entry) whose level is below a later entry's."""
+        highest_later_level = newest_level
         for checkpoint in reversed(self._held[1:]):
             if checkpoint.level < highest_later_level:
-                self._evict(checkpoint)
-                return self._store(position, level=0)
+                return checkpoint
             highest_later_level = max(highest_later_level, checkpoint.level)
-        if len(self._held) == 1:
-            return None  # the only slot holds the loop entry
-        latest = self._held[-1]
-        self._evict(latest)
-        return self._store(position, level=latest.level + 1)
+        return None
+
+    def _step_by_cost(self, position: int) -> Snapshot | None:
+        """Store the current state, in place of the snapshot whose loss costs least, if that makes
+        reversing from the next position cheaper than keeping the snapshots held (ties: keep them;
+        else the earliest).  The snapshots' part of each cost is cached until the next store."""
+        if self._free_slots:
+            return self._store(position, level=0)
+        if self._costs is None:
+            self._costs = self._reversal_costs()
+        keep, inner, inner_cost, last_cost = self._costs
+        held = self._held
+        last = position - held[-1].position
+        best, victim = keep + last * (last + 1) // 2, None  # t(last + 1, 1), the last stretch with one slot
+        if inner is not None and inner_cost + _two_slots(last) < best:
+            best, victim = inner_cost + _two_slots(last), inner
+        if last_cost + _two_slots(position - held[-2].position) < best:
+            victim = len(held) - 1
+        if victim is None:
+            return None
+        self._evict(held[victim])
+        self._costs = None
+        return self._store(position, level=0)
+
+    def _reversal_costs(self) -> tuple:
+        """With every slot used: the forward steps reversing the stretches between the snapshots,
+        keeping them all; the snapshot whose eviction costs least but the last (index, cost), when
+        the state at the current position is stored; and that cost evicting the last.  Stretch
+        ``j`` is reversed with ``s - j`` slots; after an eviction the later ones have one more."""
+        s, positions = self.snapshots, [c.position for c in self._held]
+        lengths = [b - a for a, b in zip(positions, positions[1:])]
+        before = list(accumulate((_quick_optimum(n, s - j) for j, n in enumerate(lengths)), initial=0))
+        after = [0] * (s + 1)  # after[k]: the stretches from k on, with one slot more
+        for j in range(s - 2, 0, -1):
+            after[j] = after[j + 1] + _quick_optimum(lengths[j], s - j + 1)
+        inner, inner_cost = None, 0
+        for k in range(1, s - 1):
+            cost = before[k - 1] + _quick_optimum(positions[k + 1] - positions[k - 1], s - k + 1) + after[k + 1]
+            if inner is None or cost < inner_cost:
+                inner, inner_cost = k, cost
+        return before[s - 1], inner, inner_cost, before[s - 2]
 
     def _store(self, position: int, level: float) -> Snapshot:
         slot = self._free_slots.pop()

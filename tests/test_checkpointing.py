@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import s2sgrad as sg
-from s2sgrad.schedules import Advance, optimal_forward_steps
+from s2sgrad.schedules import Advance, Reverse, Snapshot, optimal_forward_steps
 
 TEMPLATE = '''
 import numpy as np
@@ -378,17 +378,34 @@ def body_runs(f, *args, **options):
 REVOLVE_COUNTS = [(n, s) for s in (1, 2, 3, 5, 10) for n in (1, 2, 3, 7, 10, 20, 50, 100)]
 
 
+def revolve_turn_reruns(n, s):
+    """Body runs the backward sweep adds where Revolve's plan turns (at its first Reverse(1),
+    position n - 1): 1 (step n - 1 again, from a copy of its state) while a slot is free for that
+    copy, else one more than the steps from the latest snapshot to n - 1 (it is restored and
+    advanced again)."""
+    held, position, latest = set(), 0, 0
+    for action in sg.Revolve(snapshots=s).plan(n):
+        if isinstance(action, Snapshot):
+            held.add(action.slot)
+            latest = position
+        elif isinstance(action, Advance):
+            position += action.steps
+        elif isinstance(action, Reverse):
+            break
+    return 1 if len(held) < s else 1 + position - latest
+
+
 @pytest.mark.parametrize("n, s", REVOLVE_COUNTS)
 def test_revolve_body_runs(load, n, s):
     """The forward sweep runs the n steps while the driver takes the plan's snapshots; the
     plan's Advance actions up to its first Reverse (n - 1 steps, counted in
     optimal_forward_steps) are those very steps.  The backward sweep resumes the plan at
-    that Reverse(1), from a copy of the state at position n - 1, so step n - 1 runs a second
-    time, recorded.  Hence n + optimal_forward_steps(n, s) + 1 body runs in all: n - 1 fewer
-    than n + optimal + n, and one more than the n recordings plus the optimum."""
+    that Reverse(1) from the state at position n - 1, which it reruns from the latest
+    snapshot when every slot is in use (`revolve_turn_reruns`).  Hence n recordings plus
+    the optimum plus those reruns."""
     f = load(None).for_simple
     count = body_runs(f, X, A, n, checkpoint=sg.Revolve(snapshots=s))
-    assert count == n + optimal_forward_steps(n, s) + 1
+    assert count == n + optimal_forward_steps(n, s) + revolve_turn_reruns(n, s)
     marked = load(f"Revolve(snapshots={s})").for_simple
     assert body_runs(marked, X, A, n) == count
 
@@ -399,10 +416,9 @@ def test_revolve_body_runs_zero_trips(load):
 
 @pytest.mark.parametrize("n, s", [(10, 3), (100, 5)])
 def test_revolve_body_runs_are_optimal(load, n, s):
-    """n recorded steps plus the fewest forward steps, plus one: the forward sweep runs the last
-    step to produce the function's value, and the plan then records it again."""
+    """n recorded steps plus the fewest forward steps, plus the few the turn reruns (3 and 5)."""
     assert body_runs(load(None).for_simple, X, A, n, checkpoint=sg.Revolve(snapshots=s)) == \
-        n + optimal_forward_steps(n, s) + 1
+        n + optimal_forward_steps(n, s) + {(10, 3): 3, (100, 5): 5}[n, s]
 
 
 @pytest.mark.parametrize("n, k", [(1, 3), (7, 3), (9, 3), (50, 7), (50, 64)])
@@ -463,7 +479,7 @@ def drive(schedule, n, trips_known):
 def test_driver_follows_revolve(n, s):
     runs, held = drive(sg.Revolve(snapshots=s), n, trips_known=True)
     assert held <= s
-    assert runs == (n + optimal_forward_steps(n, s) + 1 if n else 0)
+    assert runs == (n + optimal_forward_steps(n, s) + revolve_turn_reruns(n, s) if n else 0)
 
 
 @pytest.mark.parametrize("n", [0, 1, 2, 5, 10, 37, 200])
@@ -610,3 +626,22 @@ def test_checkpointed_loop_writes_in_place_like_store_all(load):
     assert "out[i] = " in sg.source(f, wrt=(0, 1))
     text = sg.source(f, wrt=(0, 1), checkpoint=sg.Periodic(every=4))
     assert "out = setitem(out" not in text
+
+
+# --- every regime boundary of the schedules, bitwise ------------------------------------------------------
+
+BOUNDARY_SNAPSHOTS = 3            # C(s+2, 2) = 10, C(s+3, 3) = 20, C(s+4, 4) = 35
+BOUNDARY_LENGTHS = sorted({0, 1, 2, 3, 4, 9, 10, 11, 19, 20, 21, 34, 35, 36})
+
+
+@pytest.mark.parametrize("schedule", [f"Online(snapshots={BOUNDARY_SNAPSHOTS})",
+                                      f"Revolve(snapshots={BOUNDARY_SNAPSHOTS})",
+                                      f"Periodic(every={BOUNDARY_SNAPSHOTS})", "Periodic(every=64)"])
+@pytest.mark.parametrize("kind", ["for_simple", "while_simple"])
+def test_gradient_is_store_alls_at_every_regime_boundary(load, kind, schedule):
+    """n = 0, 1, s, s + 1 and each side of C(s + r, r) for r = 2, 3, 4: the same bits as store-all."""
+    for n in BOUNDARY_LENGTHS:
+        expected = sg.grad(getattr(load(None), kind), wrt=(0, 1))(X, A, n)
+        got = sg.grad(getattr(load(schedule), kind), wrt=(0, 1))(X, A, n)
+        for g, e in zip(got, expected):
+            np.testing.assert_array_equal(g, e, err_msg=f"n = {n}")

@@ -69,6 +69,8 @@ class Checkpoints:
         # the trips' rows a batched accumulation may keep across pieces of work: a periodic schedule's
         # segment, else one per snapshot slot (a row is about one state)
         self.batch_rows = max(getattr(schedule, "every", None) or getattr(schedule, "snapshots", 1), 1)
+        self._room = getattr(schedule, "snapshots", None)  # the most snapshots the schedule may hold
+        self._latest: tuple | None = None  # (slot, position) of the forward part's latest snapshot
 
     @property
     def state(self):
@@ -95,19 +97,33 @@ class Checkpoints:
             for action in self._plan:
                 if isinstance(action, Snapshot):
                     self.slots[action.slot] = self._snapshot(state)
+                    self._latest = action.slot, self.position
                 elif isinstance(action, Free):
                     self.slots.pop(action.slot, None)
+                    if self._latest is not None and self._latest[0] == action.slot:
+                        self._latest = None
                 elif isinstance(action, Advance):
                     self._advancing = action.steps - 1     # this step is the first of them
                     break
                 else:                                      # Reverse or Restore: the forward part is over
-                    self.state = copy_state(state)
-                    self._pending = [action]
+                    self._pending = self._turn(action, state)
                     self._forward_done = True
                     break
             else:
                 self._forward_done = True
         self.position += 1
+
+    def _turn(self, action, state) -> list:
+        """The backward sweep's first actions, where the plan turns from the state at the current
+        position. A copy of that state is kept only if a slot is left for it; with every slot in
+        use, the latest snapshot is restored and advanced again instead."""
+        if isinstance(action, Reverse):
+            if self._room is not None and len(self.slots) >= self._room and self._latest is not None:
+                slot, position = self._latest
+                return [Restore(slot), *([Advance(self.position - position)] if self.position > position else []),
+                        action]
+            self.state = copy_state(state)
+        return [action]
 
     def backward(self):
         """The work of the backward sweep, in order."""
