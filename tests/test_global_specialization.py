@@ -2,7 +2,8 @@
 default values it reads, as on its arguments': a float global ``H`` in a loop's step is a number, so no
 trip records a shape and no adjoint is unbroadcast. The guard covers exactly that: rebinding a global to
 another kind (an int, an array), shape or dtype regenerates, and the gradient is still right; a new value of
-the same kind reuses the code (values are never folded in).
+the same kind reuses the code (values are never folded in). Random programs of the grammar reading module
+constants of each kind (`program_grammar.GLOBAL_FEATURES`) are checked like the other random programs.
 
 Each test imports its own copy of `MODULE` (written to a temporary file), so rebinding does not leak.
 """
@@ -11,11 +12,15 @@ from __future__ import annotations
 import ast
 import importlib.util
 import itertools
+import random
 import sys
 
 import numpy as np
 import pytest
 from gradcheck import assert_grad_matches_fd, finite_difference
+from program_grammar import GLOBAL_FEATURES, HELPER_RATES, RandomChooser, generate
+from test_random_programs import FEATURES, Discard, Refused, check_higher
+from test_random_programs import check as check_program
 
 import s2sgrad as sg
 from s2sgrad.api import generation
@@ -311,3 +316,38 @@ def test_second_derivatives_follow_a_global(module):
         step = 1e-5
         expected = (sg.grad(f)(X3 + step * direction) - sg.grad(f)(X3 - step * direction)) / (2 * step)
         np.testing.assert_allclose(sg.hvp(f)(X3, direction), expected, rtol=1e-6, atol=1e-8)
+
+
+GLOBAL_SWEEP = 16       # random programs reading module constants (half of them calling helpers)
+
+
+def global_case(seed: int):
+    rng = random.Random(seed)
+    helpers = seed % 2 == 1
+    rates = {**HELPER_RATES, "globals": 0.5} if helpers else {"globals": 0.5}
+    program = generate(RandomChooser(rng), FEATURES | GLOBAL_FEATURES, rates=rates, max_depth=2 if helpers else 3)
+    args = [round(rng.uniform(-1.5, 1.5), 2) for p in program.params if p != program.array]
+    if program.array is not None:
+        args.append(np.array([round(rng.uniform(-1.5, 1.5), 2) for _ in range(3)]))
+    return program, args
+
+
+def test_random_programs_reading_globals(tmp_path):
+    """Programs of the grammar reading module constants of every kind (`GLOBAL_FEATURES`): the gradient against
+    finite differences, every eighth through jvp and hvp too."""
+    failures, discarded, used = [], 0, 0
+    for seed in range(GLOBAL_SWEEP):
+        program, args = global_case(seed)
+        used += "globals" in program.features_used
+        try:
+            check_program(program, args, tmp_path)
+            if seed % 8 == 0:
+                check_higher(program, args, tmp_path)
+        except Discard:
+            discarded += 1
+        except Refused:
+            pass
+        except AssertionError as e:
+            failures.append(f"=== seed {seed} ===\n{e}")
+    assert used >= GLOBAL_SWEEP // 2 and discarded <= GLOBAL_SWEEP // 4
+    assert not failures, f"{len(failures)} of {GLOBAL_SWEEP} programs failed; the first:\n" + "\n".join(failures[:3])

@@ -150,8 +150,10 @@ class Kinds:
         """Does `node` certainly compute a one-dimensional array (arithmetic and ufuncs of vectors and
         numbers, at least one of them a vector)?"""
         if isinstance(node, gast.Name):
+            if node.id in self.vectors:
+                return True
             kind = self.global_kind(node)
-            return node.id in self.vectors or isinstance(kind, tuple) and len(kind) == 1
+            return isinstance(kind, tuple) and len(kind) == 1
         if isinstance(node, gast.BinOp) and not isinstance(node.op, gast.MatMult):
             parts = [node.left, node.right]
         elif isinstance(node, gast.UnaryOp):
