@@ -9,10 +9,11 @@ every such read; the `Guard` built from them says whether the world still looks 
   so the code assumes that very object (and, for a function, its ``__code__``, ``__defaults__``
   and ``__kwdefaults__``): another one invalidates the code;
 - a number, array, container or other plain object is read by the generated code itself, from its
-  own namespace; generation used only its description (`describe`: its type, an array's dtype, and
-  the value of None, booleans and strings, which are folded in as constants). A new value with the
-  same description is put into that namespace (or read through the live object, for ``cfg.lam``);
-  any other invalidates the code.
+  own namespace; generation used only its description (`describe`: its type, an array's dtype and
+  kind (`global_kind`: its shape), and the value of None, booleans and strings, which are folded in
+  as constants). A new value with the same description is put into that namespace (or read through
+  the live object, for ``cfg.lam``); any other, and an array whose shape or dtype is changed in
+  place, invalidates the code.
 
 Registering a derivative rule invalidates all generated code (`invalidate_all`).
 
@@ -101,6 +102,23 @@ def same(a: tuple, b: tuple) -> bool:
 DESCRIBERS: list = []       # functions giving a value's description where a later stage knows more (objects)
 
 
+def global_kind(value):
+    """What the analysis of generated code may use about a number or array it reads from the user's namespace,
+    as of an argument: "int", "scalar" (another number), an array's shape; None for any other value (a
+    bool, a container, an object, a 0-d array, an instance of a subclass of int, float or ndarray).
+
+    >>> global_kind(0.5), global_kind(np.int64(3)), global_kind(np.ones((2, 3)))
+    ('scalar', 'int', (2, 3))
+    """
+    if type(value) is int or isinstance(value, np.integer):
+        return "int"
+    if type(value) in (float, complex) or isinstance(value, (np.number, np.bool_)):
+        return "scalar"
+    if type(value) is np.ndarray and value.ndim:       # (as of an argument: not a 0-d array, not a subclass)
+        return value.shape
+    return None
+
+
 def describe(value):
     """What generation may have used about a value that generated code reads itself; None for a value whose
     identity it used (functions and other callables, modules, classes)."""
@@ -111,7 +129,7 @@ def describe(value):
     if isinstance(value, (str, bool)) or value is None or value is MISSING:
         return type(value), value
     if isinstance(value, (np.ndarray, np.generic)):
-        return type(value), value.dtype
+        return type(value), value.dtype, global_kind(value)
     if isinstance(value, tuple):
         return tuple, all(type(v) is int for v in value)
     owner = getattr(value, "__self__", None)
@@ -134,19 +152,24 @@ def current(container, in_cell: bool, name: str, attributes: str):
 
 class Guard:
     """Whether generated code still fits the world, given the reads of its generation and the namespace it
-    runs in (whose user names it refreshes)."""
+    runs in (whose user names it refreshes, under the names generated code gives them: `renamed`)."""
 
-    def __init__(self, reads: _Reads, namespace: dict):
+    def __init__(self, reads: _Reads, namespace: dict, renamed: dict | None = None):
         self.version = _VERSION[0]
         self.namespace = namespace
         # functions are held weakly: a cache keyed on the function differentiated must not keep it alive
         self.functions = [(_reference(fn), *state[:3], state if len(state) > 3 else None)
                           for fn, state in reads.functions.values()]
         self.places = list(reads.places.values())
+        self.descriptions = [describe(place[4]) for place in self.places]    # what generation used of each
         self.check = self._compiled_check()
-        # the places whose value the namespace holds under the same name (the generated code reads it there)
-        self.slots = [(k, place[2]) for k, place in enumerate(self.places)
-                      if not place[3] and place[4] is not MISSING and namespace.get(place[2]) is place[4]]
+        # the places whose value the namespace holds under the same name, or the name generated code gives it
+        # (`renamed`: generated name -> the user's), which the generated code reads
+        names = {}
+        for generated, user in (renamed or {}).items():
+            names.setdefault(user, []).append(generated)
+        self.slots = [(k, name) for k, place in enumerate(self.places) if not place[3] and place[4] is not MISSING
+                      for name in [place[2], *names.get(place[2], ())] if namespace.get(name) is place[4]]
 
     def holds(self) -> bool:
         """Does the world still look as it did? Plain values of the same description are taken in."""
@@ -164,6 +187,9 @@ class Guard:
             read = f"container{k}.cell_contents" if in_cell else \
                 f"container{k}[{name!r}].{attributes}" if attributes else f"container{k}.get({name!r}, MISSING)"
             tests.append(f"{read} is place{k}[4]")
+            if isinstance(place[4], np.ndarray):       # (an array's shape and dtype can be changed in place)
+                namespace[f"shape{k}"], namespace[f"dtype{k}"] = place[4].shape, place[4].dtype
+                tests[-1] += f" and place{k}[4].shape == shape{k} and place{k}[4].dtype == dtype{k}"
         for k, (reference, code, defaults, kwdefaults, state) in enumerate(self.functions):
             namespace.update({f"reference{k}": reference, f"code{k}": code, f"defaults{k}": defaults,
                               f"kwdefaults{k}": kwdefaults, f"state{k}": state})
@@ -188,9 +214,10 @@ class Guard:
         if self.version != _VERSION[0]:
             return False
         values = [current(*place[:4]) for place in self.places]
-        for place, new in zip(self.places, values):
-            old = place[4]
-            if new is not old and (describe(old) is None or describe(old) != describe(new)):
+        for place, description, new in zip(self.places, self.descriptions, values):
+            if new is place[4] and not isinstance(new, np.ndarray):
+                continue
+            if description is None and new is not place[4] or description != describe(new):
                 return False
         filled: dict = {}
         for k, name in self.slots:
@@ -273,5 +300,5 @@ def _reference(fn):
         return lambda: fn
 
 
-__all__ = ["recording", "note", "note_function", "function_state", "passes_arguments_on", "same", "describe",
-           "Guard", "Table", "Cache", "forget_lines_with", "MISSING"]
+__all__ = ["recording", "note", "note_function", "function_state", "passes_arguments_on", "same", "global_kind",
+           "describe", "Guard", "Table", "Cache", "forget_lines_with", "MISSING"]

@@ -42,6 +42,8 @@ shape (3,), made of
   ``__init__`` sets them, maybe scaling one afterwards, or a dataclass), with a method reading them and a
   second calling the first (or ``__call__``); the function makes one at its end and adds a method's value
   (of a scalar, or ``np.sum`` of it on the array) to its result;
+* module constants read as values (``globals``, `GLOBAL_FEATURES`): floats, NumPy float64 numbers and ints
+  where a constant goes (also as a helper's argument), arrays of shape (3,) beside the array variables;
 * Python's builtins in expressions (``builtins``, one of `EXTRA_FEATURES`): ``max(e1, e2)``, ``min(e1, e2, e3)``, ``max(x)``,
   ``abs(e)``, ``sum([e1, e2])``, ``math.fsum(elem * e for elem in x)``, ``sorted([e1, e2, e3])[1]``,
   ``pow(e, 2)``, ``math.fsum([e1, e2])``.
@@ -94,6 +96,9 @@ ALL_FEATURES = frozenset({
 # Constructs only the tests that ask for them switch on (so that the programs of ALL_FEATURES stay as they were):
 # Python's builtins in expressions (max, min, abs, sum, sorted, pow, math.fsum).
 EXTRA_FEATURES = frozenset({"builtins"})
+# Module constants read as values (``G0 = 0.7``, ``G1 = np.float64(0.3)``, ``G2 = 2``, ``G3 = np.array([...])``),
+# also in helpers and passed to them: only the tests that ask for them switch it on.
+GLOBAL_FEATURES = frozenset({"globals"})
 # constructs left out of helpers' bodies: writes into an array argument (changes the caller's array)
 HELPER_BODY_EXCLUDED = frozenset({"index_write", "array_augassign", "iter_alias", "iter_rebind", "locals",
                                   "nested_def", "recursion", "lambdas", "partial"})
@@ -250,8 +255,23 @@ class Generator:
     # -- expressions: each returns (source, bound on its magnitude, whether it is an array) --
 
     def const(self) -> tuple[str, float, bool]:
+        if self.on("globals", 0.3):
+            return self.module_constant(array=False)
         v = self.c.choice(CONSTANTS)
         return repr(v), v, False
+
+    def module_constant(self, array: bool) -> tuple[str, float, bool]:
+        """A new module constant, read as a value: a float, a NumPy float64 or an int (`array`: an array of
+        shape (3,))."""
+        name = f"G{len(self.constants)}"
+        if array:
+            values = [self.c.choice(CONSTANTS) for _ in range(3)]
+            self.constants.append(f"{name} = np.array({values!r})")
+            return name, max(values), True
+        kind = self.c.choice(["float", "float64", "int"])
+        v = self.c.choice((1, 2)) if kind == "int" else self.c.choice(CONSTANTS)
+        self.constants.append(f"{name} = np.float64({v!r})" if kind == "float64" else f"{name} = {v!r}")
+        return name, float(v), False
 
     def leaf(self, array: bool, loops: list[Loop]) -> tuple[str, float, bool]:
         kinds = ["var", "var", "var", "const"] if self.scalars else ["const"]
@@ -261,6 +281,8 @@ class Generator:
             kinds += ["array"] * 4
         if self.arrays and self.on("index_read", 0.1):
             return f"{self.c.choice(self.arrays)}[{self.index(loops)}]", VAR_BOUND, False
+        if array and self.arrays and self.on("globals", 0.1):
+            return self.module_constant(array=True)
         kind = self.c.choice(kinds)
         if kind == "var":
             return self.c.choice(self.scalars), VAR_BOUND, False
@@ -487,7 +509,10 @@ class Generator:
         self.emit(indent, f"{target} = {self.unaliased(self.bounded(to_array, loops), target, to_array)}")
 
     def unaliased(self, e: str, target: str, array: bool) -> str:
-        """`e`, or, if it is another variable's bare name, a fresh value (unless aliases are wanted)."""
+        """`e`, or, if it is another variable's bare name, a fresh value (unless aliases are wanted; never a
+        module constant's array, which a write would change)."""
+        if array and any(c.startswith(f"{e} = np.array(") for c in self.constants):
+            return f"{e} + 0.0"
         if e == target or e not in (self.arrays if array else self.scalars):
             return e
         if self.on("array_alias" if array else "scalar_alias", 1.0):
@@ -713,6 +738,7 @@ class Generator:
         name = f"h{index}"
         sub = Generator(self.c, self.features - HELPER_BODY_EXCLUDED, name, self.rates)
         sub.is_helper, sub.max_depth = True, 2
+        sub.constants = self.constants               # (the module's, which its globals join)
         if self.callables and self.on("helper_calls_helper", 0.5):
             sub.callables = [h for h in self.callables if not h.name.startswith("g")]
         params, scalars, overwritten = [], [], []
@@ -777,6 +803,7 @@ class Generator:
         for k, name in enumerate(names):
             callee = names[(k + 1) % len(names)]
             sub = Generator(self.c, self.features - HELPER_BODY_EXCLUDED - {"helpers"}, name, self.rates)
+            sub.constants = self.constants
             sub.is_helper = True
             sub.scalars, sub.arrays, sub.iterating, sub.elements = ["a", "b"], [], [], []
             sub.emit(0, "if n <= 0:")

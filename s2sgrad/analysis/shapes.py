@@ -25,8 +25,9 @@ import operator
 
 import numpy as np
 
+from ..guards import global_kind
 from ..ir import primitives
-from ..ir.nodes import Assign, Const, If, Op, Var, While
+from ..ir.nodes import Assign, Const, Global, If, Op, Var, While
 from ..ir.sizes import Size, is_size, is_symbolic, size_sum
 from .dataflow import Forward
 
@@ -66,6 +67,8 @@ class Shapes(Forward):
             return self.facts[atom.name]
         if isinstance(atom, Const) and isinstance(atom.value, (int, float, complex)):
             return ()
+        if isinstance(atom, Global) and global_kind(atom.value) is not None:
+            return _global_shape(atom.value)
         return self.fresh()
 
     def same(self, atom, name: str) -> bool:
@@ -90,12 +93,16 @@ class Shapes(Forward):
     def is_int(self, atom) -> bool:
         if isinstance(atom, Const):
             return isinstance(atom.value, int) and not isinstance(atom.value, bool)
+        if isinstance(atom, Global):
+            return global_kind(atom.value) == "int"
         return isinstance(atom, Var) and atom.name in self.ints
 
     def is_basic_index(self, atom) -> bool:
         """Is `atom` an index that selects each element at most once (no integer or boolean arrays)?"""
         if isinstance(atom, Const):
             return _is_basic_value(atom.value)
+        if isinstance(atom, Global):
+            return global_kind(atom.value) == "int"
         return isinstance(atom, Var) and (atom.name in self.ints or atom.name in self.slices
                                           or atom.name in self.index_tuples)
 
@@ -324,6 +331,13 @@ class Shapes(Forward):
                 self.ints.add(r)
         for p in loop.params:                 # values change from trip to trip
             self.value.pop(p, None)
+
+
+def _global_shape(value) -> tuple:
+    """The shape of a number or array the code reads from the user's namespace (its guard covers that kind,
+    `guards.describe`), as of an argument of that kind."""
+    kind = global_kind(value)
+    return kind if isinstance(kind, tuple) else ()
 
 
 def _is_basic_value(value, nested=False) -> bool:

@@ -208,7 +208,7 @@ def generated_entry(f, wrt: list[str], mode: str, kinds: tuple, verbose: bool, d
     guards.forget_lines_with(fn, filename)
     if verbose:
         print(fn.source)
-    entry = guards.Guard(reads, namespace), fn
+    entry = guards.Guard(reads, namespace, module.renamed), fn
     _CACHE.put(f, key, entry)
     return entry
 
@@ -345,5 +345,5 @@ def forward_generated(f, wrt: list[str], kinds: tuple = (), verbose: bool = Fals
     fn.source = module.source()
     if verbose:
         print(fn.source)
-    cache.put(f, key, (guards.Guard(reads, namespace), fn))
+    cache.put(f, key, (guards.Guard(reads, namespace, module.renamed), fn))
     return fn

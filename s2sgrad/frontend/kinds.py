@@ -1,7 +1,8 @@
 """Part of stage 2: which of the user's names certainly hold scalars, and which one-dimensional arrays.
 
 ``+=`` on a number rebinds the name, on an array it changes the object; an element of a vector
-(``x[i]``) is a number, never a view. `Kinds` knows both from the parameters' kinds and the assignments:
+(``x[i]``) is a number, never a view. `Kinds` knows both from the parameters' kinds, those of the
+global numbers and arrays the code reads, and the assignments:
 
     >>> kinds = Kinds(scalars={"n"}, vectors={"x"}, resolve=lambda node: None)
     >>> expression = lambda text: gast.parse(text).body[0].value
@@ -15,6 +16,8 @@ from __future__ import annotations
 import gast
 import numpy as np
 
+from ..guards import global_kind
+from ..rules.registry import Opaque
 from .views import viewed_name
 
 WHOLE_REDUCTIONS = {np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin}   # of a whole array: a number
@@ -31,6 +34,7 @@ class Kinds:
         self.scalars: set[str] = set(scalars)
         self.vectors: set[str] = set(vectors)
         self.resolve = resolve
+        self.local_names: set[str] = set()        # the function's own names, which name no global
 
     def note(self, name: str, scalar: bool = False, vector: bool = False) -> None:
         """`name` now holds a scalar (`scalar`) or a one-dimensional array (`vector`)."""
@@ -61,7 +65,7 @@ class Kinds:
         if isinstance(node, gast.Constant):
             return isinstance(node.value, (int, float, complex)) and not isinstance(node.value, bool)
         if isinstance(node, gast.Name):
-            return node.id in self.scalars
+            return node.id in self.scalars or self.global_kind(node) in ("int", "scalar")
         if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Call):   # sorted([a, b, c])[1]
             return self.resolve(node.value.func) is sorted and self._numbers(node.value) \
                 and not isinstance(node.slice, (gast.Slice, gast.Tuple)) and _is_int_like(node.slice)
@@ -146,7 +150,10 @@ class Kinds:
         """Does `node` certainly compute a one-dimensional array (arithmetic and ufuncs of vectors and
         numbers, at least one of them a vector)?"""
         if isinstance(node, gast.Name):
-            return node.id in self.vectors
+            if node.id in self.vectors:
+                return True
+            kind = self.global_kind(node)
+            return isinstance(kind, tuple) and len(kind) == 1
         if isinstance(node, gast.BinOp) and not isinstance(node.op, gast.MatMult):
             parts = [node.left, node.right]
         elif isinstance(node, gast.UnaryOp):
@@ -158,6 +165,14 @@ class Kinds:
         else:
             return False
         return any(self.is_vector(p) for p in parts) and all(self.is_vector(p) or self.is_scalar(p) for p in parts)
+
+    def global_kind(self, name: gast.Name):
+        """The kind of the user's number or array `name` names, if it is a global one (its guard covers that
+        kind: `guards.describe`), else None."""
+        if name.id in self.local_names:
+            return None
+        value = self.resolve(name)
+        return global_kind(value.fn if isinstance(value, Opaque) else value)
 
     def state(self):
         return set(self.scalars), set(self.vectors)

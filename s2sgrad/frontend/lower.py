@@ -35,7 +35,7 @@ from .aliasing import Aliasing
 from .assignments import Assignments
 from .callables import Callables
 from .calls import Calls
-from .closures import lift
+from .closures import assigned_names, lift
 from .control_flow import ControlFlow
 from .desugar import Desugar, always_returns
 from .dicts import Mappings
@@ -143,6 +143,8 @@ class Lowerer:
         self.env: dict[str, object] = dict(functions or {})   # user name -> SSA name or LiftedFunction
         self.aliasing = Aliasing(scalars, lambda node: self.expressions.resolve_callee(node), vectors,
                                  lambda call: self.user_calls.call_effects(call))
+        self.aliasing.kinds.local_names = {n.id for n in gast.walk(parsed.tree.args) if isinstance(n, gast.Name)} \
+            | set(assigned_names(parsed.tree.body))      # (never a global's, wherever they are read)
         self.also_returns: list = []              # parameters whose final versions it returns too
         self.effects: Effects | None = None       # what a call of it does to its arguments, once lowered
         self.out: list = []                       # the block being built
