@@ -381,7 +381,10 @@ def _broadcast_symbolic(shapes):
         ints = {n for n in sizes if type(n) is int}
         if len(sizes - ints) > 1 or len(ints) > 1:
             return None                        # (two Sizes are never equal: an error at run time)
-        out.append(ints.pop() if ints else sizes.pop() if sizes else 1)   # (a Size and an int: equal, or an error)
+        # a Size and an int: equal, or an error; the Size is kept (never 1, unlike a SizeSum), so that a loop
+        # variable keeps its symbolic shape across trips that combine it with a global's concrete one
+        plain = [n for n in sizes if isinstance(n, Size)]
+        out.append(plain[0] if plain else ints.pop() if ints else sizes.pop() if sizes else 1)
     return tuple(out)
 
 
