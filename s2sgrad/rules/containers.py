@@ -14,6 +14,7 @@ from ..runtime import (
     cast_tangent,
     densify,
     extremum_ties,
+    float_dtype,
     grad_or_zeros,
     list_append,
     seq_concat,
@@ -29,7 +30,6 @@ from ..runtime import (
     unreduce,
     unstack,
     written,
-    zeros_like,
 )
 from .registry import adjoint, d, same_for_complex, tangent
 
@@ -143,7 +143,7 @@ def scatter_add(y, a, indices, b):
 
 @tangent(runtime.add_at)
 def scatter_add(y, a, indices, b):
-    d[y] = d[a] + add_at(zeros_like(y), indices, d[b])
+    d[y] = d[a] + add_at(np.zeros(np.shape(y), dtype=float_dtype(y)), indices, d[b])
 
 
 @adjoint(runtime.subtract_at)
@@ -154,7 +154,7 @@ def scatter_subtract(y, a, indices, b):
 
 @tangent(runtime.subtract_at)
 def scatter_subtract(y, a, indices, b):
-    d[y] = d[a] - add_at(zeros_like(y), indices, d[b])
+    d[y] = d[a] - add_at(np.zeros(np.shape(y), dtype=float_dtype(y)), indices, d[b])
 
 
 @adjoint(runtime.maximum_at, runtime.minimum_at)
@@ -168,7 +168,7 @@ def scatter_extremum(y, a, indices, b):
 
 @tangent(runtime.maximum_at, runtime.minimum_at)
 def scatter_extremum(y, a, indices, b):
-    d[y] = (d[a] * (a == y) + add_at(zeros_like(y), indices, d[b] * (b == y[indices]))) \
+    d[y] = (d[a] * (a == y) + add_at(np.zeros(np.shape(y), dtype=float_dtype(y)), indices, d[b] * (b == y[indices]))) \
         / extremum_ties(y, a, indices, b)
 
 
