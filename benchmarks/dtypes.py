@@ -105,8 +105,9 @@ def main(argv=None) -> None:
              + (" --before PATH" if options.before else "") + "`: W3 (elementwise chain, 10^6 values) and W4 "
              "(MLP, batch 256, 784-256-256-10) of `benchmarks/workloads.py`, their float arrays in each dtype. "
              "Time: one `sg.grad` call (minimum over rounds of the median of three calls); peak: tracemalloc "
-             "during one call. `before` is s2sgrad before gradients kept their argument's dtype (they were "
-             "computed in float64 and cast at the end), `after` this tree.", "", *table(results, trees), ""]
+             "during one call. `before` is the `--before` checkout (an earlier s2sgrad), `after` this tree. The "
+             "last column is the dtype of the gradient of float32 arguments: both hand back float32, the peak "
+             "shows what it was computed in.", "", *table(results, trees), ""]
     options.out.write_text("\n".join(lines))
     print("\n".join(lines))
 
