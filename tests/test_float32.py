@@ -26,6 +26,7 @@ from s2sgrad.api import reverse
 from s2sgrad.rules import rule_for
 
 GENERATED = "<s2sgrad "
+RUNTIME = str(Path("s2sgrad", "runtime"))
 
 
 def _wide(value, depth=0) -> bool:
@@ -50,7 +51,7 @@ def _in_generated_code(frame) -> bool:
     """A frame of generated code, or of the runtime called (at any depth) from generated code."""
     if _generated(frame):
         return True
-    if f"{Path('s2sgrad', 'runtime')}" not in frame.f_code.co_filename:
+    if RUNTIME not in frame.f_code.co_filename:
         return False
     caller = frame.f_back
     while caller is not None:
@@ -85,7 +86,9 @@ def traced(call, watched):
 
 
 def float64_made(fn, *args):
-    """``fn(*args)`` (a derivative), and the float64 values its generated code and the runtime made."""
+    """``fn(*args)`` (a derivative), and the float64 values its generated code and the runtime made. (It is
+    called once before, untraced: code generation is no part of what is watched, and runs faster so.)"""
+    fn(*copy.deepcopy(args))
     return traced(lambda: fn(*args), _in_generated_code)
 
 

@@ -24,9 +24,9 @@ def _t(x):
     return np.swapaxes(x, -1, -2)
 
 
-def _eye(n: int, *like):
-    """The identity matrix of size `n` in the floating dtype of the values `like`."""
-    return np.eye(n, dtype=float_dtype(*like))
+def _eye(n: int, *values):
+    """The identity matrix of size `n` in the floating dtype of `values`."""
+    return np.eye(n, dtype=float_dtype(*values))
 
 
 def _gaps(w):
