@@ -24,9 +24,9 @@ def _t(x):
     return np.swapaxes(x, -1, -2)
 
 
-def _eye(n: int, *values):
-    """The identity matrix of size `n` in the floating dtype of `values`."""
-    return np.eye(n, dtype=float_dtype(*values))
+def _eye(n: int, value):
+    """The identity matrix of size `n` in the floating dtype of `value`."""
+    return np.eye(n, dtype=float_dtype(value))
 
 
 def _gaps(w):
@@ -322,10 +322,10 @@ def multi_dot_grad(g, arrays):
     if np.ndim(arrays[-1]) == 1:
         mats[-1] = mats[-1].T
     g = np.reshape(g, (mats[0].shape[0], mats[-1].shape[1]))
-    prefix = [_eye(mats[0].shape[0], *mats)]
+    prefix = [_eye(mats[0].shape[0], g)]
     for m in mats[:-1]:
         prefix.append(prefix[-1] @ m)
-    suffix = [_eye(mats[-1].shape[1], *mats)]
+    suffix = [_eye(mats[-1].shape[1], g)]
     for m in mats[:0:-1]:
         suffix.append(m @ suffix[-1])
     suffix = suffix[::-1]
@@ -337,7 +337,8 @@ def multi_dot_tangent(arrays, tangents):
     terms = [np.linalg.multi_dot([*arrays[:k], t, *arrays[k + 1:]]) for k, t in enumerate(tangents)
              if t is not None]
     if not terms:
-        return np.zeros(np.shape(np.linalg.multi_dot(arrays)), dtype=float_dtype(*arrays))
+        product = np.linalg.multi_dot(arrays)
+        return np.zeros(np.shape(product), dtype=float_dtype(product))
     return sum(terms[1:], terms[0])
 
 

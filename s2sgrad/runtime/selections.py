@@ -28,7 +28,11 @@ def _shares_dtype(items):
     or arrays count as float64)."""
     if isinstance(items, np.ndarray):
         return float_dtype(items)
-    return float_dtype(*(v if isinstance(v, (np.ndarray, np.generic, int, float)) else 0.0 for v in items))
+    dtype = float_dtype(0.0)
+    for v in items:
+        if isinstance(v, (np.ndarray, np.generic, int, float)):
+            dtype = float_dtype(dtype, v)
+    return dtype
 
 
 def _hits(items, y):

@@ -33,7 +33,7 @@ def ungradient(g, f, *varargs, axis=None, edge_order=1):
     axes = list(range(ndim)) if axis is None else [a % ndim for a in np.atleast_1d(axis)]
     pieces = list(g) if len(axes) > 1 else [g]
     spacings = list(varargs) * len(axes) if len(varargs) == 1 else list(varargs) or [1.0] * len(axes)
-    dtype = float_dtype(f, *pieces)
+    dtype = float_dtype(f, pieces[0])
     out = np.zeros(np.shape(f), dtype=dtype)
     for k, piece, spacing in zip(axes, pieces, spacings):
         matrix = np.gradient(np.eye(np.shape(f)[k], dtype=dtype), spacing, axis=0, edge_order=edge_order)
