@@ -243,8 +243,9 @@ def extra_name(params, base: str) -> str:
 
 
 def in_argument_dtypes(grads, wrt_args: list, many: bool):
-    """Each gradient in its argument's floating dtype (a float32 argument gets a float32 gradient, computed
-    in float64 where NumPy promoted it), leaf by leaf through lists, tuples and dicts.
+    """Each gradient in its argument's floating dtype, leaf by leaf through lists, tuples and dicts. The
+    generated code computes a float32 argument's gradient in float32 already; it is float64, and cast here,
+    only where the function's own arithmetic promoted (a float32 argument times a float64 or integer array).
 
         >>> in_argument_dtypes(np.ones(2), [np.zeros(2, dtype=np.float32)], False).dtype
         dtype('float32')

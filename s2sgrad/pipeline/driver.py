@@ -66,6 +66,7 @@ from ..ir.sizes import named_sizes, shape_patterns, size_bindings
 from ..ir.syntax import call as _call
 from ..ir.syntax import function as _function
 from ..ir.syntax import name as _name
+from ..ir.syntax import np_call as _np_call
 from ..ir.syntax import origin, origin_of
 from ..ir.syntax import store as _store
 from ..optimizations import ALL
@@ -376,7 +377,7 @@ class GradientModule:
         else:
             body.append(ast.Return(grad))
         params = list(lowered.params) + [sweeps.seed]
-        defaults = [ast.Constant(1.0)] if mode != "vjp" else []
+        defaults = [_unit_seed(lowered, analysis)] if mode != "vjp" else []
         fn_name = self.names.fresh(name or f"d{identifier(lowered.name)}_d{'_'.join(wrt)}")
         node = _function(fn_name, params, body, defaults)
         in_place_rows = sweeps.adjoint_shapes if analysis.real_adjoints and "rows_in_place" in self.optimizations \
@@ -573,6 +574,16 @@ def _all_atoms(block, result):
 
 __all__ = ["GradientModule", "kind_of", "kinds_of", "structure_fields", "GeneratedFunction", "BackwardSweep", "Pass",
            "run_passes", "GRADIENT_PASSES"]
+
+
+def _unit_seed(lowered, analysis) -> ast.expr:
+    """The seed of `grad` and `value_and_grad`: one in the output's dtype where dtypes know it is a float narrower
+    than a Python float (``np.float32(1.0)``: a float32 output gets float32 adjoints, as a broadcast of ``1.0``
+    would not), else ``1.0``."""
+    dtype = analysis.dtypes.of(lowered.result) if analysis.dtypes is not None else None
+    if isinstance(dtype, np.dtype) and dtype.kind == "f" and dtype.itemsize < 8:
+        return _np_call(dtype.name, ast.Constant(1.0))
+    return ast.Constant(1.0)
 
 
 def _output_check(sweeps, lowered, analysis) -> ast.stmt:

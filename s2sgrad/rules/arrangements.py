@@ -13,6 +13,7 @@ import numpy as np
 
 from ..runtime import (
     complete,
+    float_dtype,
     full_convolution,
     trapezoid_weights,
     unbroadcast,
@@ -208,13 +209,14 @@ def correlate(y, a, v, mode="valid"):
 @adjoint(np.polyval)
 def polyval(y, p, x):
     """p is an array of coefficients, the highest power first."""
-    d[p] = np.ravel(d[y]) @ (np.expand_dims(np.ravel(x * np.ones_like(y)), -1) ** np.arange(np.size(p) - 1, -1, -1))
-    d[x] = unbroadcast(d[y] * np.polyval(np.polyder(p), x), x)
+    powers = np.arange(np.size(p) - 1, -1, -1, dtype=float_dtype(p, x))
+    d[p] = np.ravel(d[y]) @ (np.expand_dims(np.ravel(x * np.ones_like(y)), -1) ** powers)
+    d[x] = unbroadcast(d[y] * np.polyval(np.polyder(p).astype(float_dtype(p)), x), x)
 
 
 @tangent(np.polyval)
 def polyval(y, p, x):
-    d[y] = np.polyval(d[p], x) + d[x] * np.polyval(np.polyder(p), x)
+    d[y] = np.polyval(d[p], x) + d[x] * np.polyval(np.polyder(p).astype(float_dtype(p)), x)
 
 
 @adjoint(np.interp)

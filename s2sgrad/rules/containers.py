@@ -14,6 +14,7 @@ from ..runtime import (
     cast_tangent,
     densify,
     extremum_ties,
+    float_dtype,
     grad_or_zeros,
     list_append,
     seq_concat,
@@ -142,7 +143,7 @@ def scatter_add(y, a, indices, b):
 
 @tangent(runtime.add_at)
 def scatter_add(y, a, indices, b):
-    d[y] = d[a] + add_at(np.zeros(np.shape(y)), indices, d[b])
+    d[y] = d[a] + add_at(np.zeros(np.shape(y), dtype=float_dtype(y)), indices, d[b])
 
 
 @adjoint(runtime.subtract_at)
@@ -153,7 +154,7 @@ def scatter_subtract(y, a, indices, b):
 
 @tangent(runtime.subtract_at)
 def scatter_subtract(y, a, indices, b):
-    d[y] = d[a] - add_at(np.zeros(np.shape(y)), indices, d[b])
+    d[y] = d[a] - add_at(np.zeros(np.shape(y), dtype=float_dtype(y)), indices, d[b])
 
 
 @adjoint(runtime.maximum_at, runtime.minimum_at)
@@ -167,7 +168,7 @@ def scatter_extremum(y, a, indices, b):
 
 @tangent(runtime.maximum_at, runtime.minimum_at)
 def scatter_extremum(y, a, indices, b):
-    d[y] = (d[a] * (a == y) + add_at(np.zeros(np.shape(y)), indices, d[b] * (b == y[indices]))) \
+    d[y] = (d[a] * (a == y) + add_at(np.zeros(np.shape(y), dtype=float_dtype(y)), indices, d[b] * (b == y[indices]))) \
         / extremum_ties(y, a, indices, b)
 
 

@@ -10,6 +10,7 @@ from ..runtime import (
     cumprod_grad,
     cumprod_tangent,
     divide_or_zero,
+    float_dtype,
     median_weights,
     norm_grad,
     product_of_others,
@@ -56,18 +57,18 @@ def max(y, a, axis=None, out=None, keepdims=False, initial=None):
     """The gradient goes to the elements equal to the extremum (and to `initial` if it is), shared evenly
     among ties (a nan of ``np.nanmax`` equals nothing: it gets none)."""
     hit = a == unreduce(y, a, axis, keepdims)
-    d[a] = unreduce(d[y] / (np.sum(hit, axis, keepdims=keepdims) if initial is None
-                            else np.sum(hit, axis, keepdims=keepdims) + (initial == y)), a, axis, keepdims) * hit
-    d[initial] = np.sum(d[y] * (initial == y) / (np.sum(hit, axis, keepdims=keepdims) + (initial == y)))
+    ties = np.sum(hit, axis, keepdims=keepdims, dtype=float_dtype(a))
+    d[a] = unreduce(d[y] / (ties if initial is None else ties + (initial == y)), a, axis, keepdims) * hit
+    d[initial] = np.sum(d[y] * (initial == y) / (ties + (initial == y)))
 
 
 @tangent(np.max, np.min, np.amax, np.amin, np.nanmax, np.nanmin)
 def max(y, a, axis=None, out=None, keepdims=False, initial=None):
     """The mean of the tangents of the elements (and `initial`) equal to the extremum."""
     hit = a == unreduce(y, a, axis, keepdims)
+    ties = np.sum(hit, axis=axis, keepdims=keepdims, dtype=float_dtype(a))
     d[y] = (np.sum(d[a] * hit, axis=axis, keepdims=keepdims) + d[initial] * (initial == y)) \
-        / (np.sum(hit, axis=axis, keepdims=keepdims) if initial is None
-           else np.sum(hit, axis=axis, keepdims=keepdims) + (initial == y))
+        / (ties if initial is None else ties + (initial == y))
 
 
 @adjoint(np.ptp)
@@ -75,16 +76,18 @@ def ptp(y, a, axis=None, out=None, keepdims=False):
     """The maximum's gradient less the minimum's, each shared among its ties (0 where a lane is constant)."""
     top = a == np.max(a, axis=axis, keepdims=True)
     bottom = a == np.min(a, axis=axis, keepdims=True)
-    d[a] = unreduce(d[y], a, axis, keepdims) * (top / np.sum(top, axis=axis, keepdims=True)
-                                                - bottom / np.sum(bottom, axis=axis, keepdims=True))
+    share = top / np.sum(top, axis=axis, keepdims=True, dtype=float_dtype(a)) \
+        - bottom / np.sum(bottom, axis=axis, keepdims=True, dtype=float_dtype(a))
+    d[a] = unreduce(d[y], a, axis, keepdims) * share
 
 
 @tangent(np.ptp)
 def ptp(y, a, axis=None, out=None, keepdims=False):
     top = a == np.max(a, axis=axis, keepdims=True)
     bottom = a == np.min(a, axis=axis, keepdims=True)
-    d[y] = np.sum(d[a] * (top / np.sum(top, axis=axis, keepdims=True)
-                          - bottom / np.sum(bottom, axis=axis, keepdims=True)), axis=axis, keepdims=keepdims)
+    share = top / np.sum(top, axis=axis, keepdims=True, dtype=float_dtype(a)) \
+        - bottom / np.sum(bottom, axis=axis, keepdims=True, dtype=float_dtype(a))
+    d[y] = np.sum(d[a] * share, axis=axis, keepdims=keepdims)
 
 
 @adjoint(np.nansum)
@@ -102,13 +105,13 @@ def nansum(y, a, axis=None, dtype=None, out=None, keepdims=False):
 def nanmean(y, a, axis=None, dtype=None, out=None, keepdims=False):
     """The mean of the numbers that are not nan."""
     d[a] = unreduce(d[y], a, axis, keepdims) * np.logical_not(np.isnan(a)) \
-        / np.sum(np.logical_not(np.isnan(a)), axis=axis, keepdims=True)
+        / np.sum(np.logical_not(np.isnan(a)), axis=axis, keepdims=True, dtype=float_dtype(a))
 
 
 @tangent(np.nanmean)
 def nanmean(y, a, axis=None, dtype=None, out=None, keepdims=False):
     d[y] = np.sum(np.where(np.isnan(a), 0.0, d[a]), axis=axis, keepdims=keepdims) \
-        / np.sum(np.logical_not(np.isnan(a)), axis=axis, keepdims=keepdims)
+        / np.sum(np.logical_not(np.isnan(a)), axis=axis, keepdims=keepdims, dtype=float_dtype(a))
 
 
 @adjoint(np.median)
@@ -127,7 +130,7 @@ def median(y, a, axis=None, out=None, keepdims=False):
 def average(y, a, axis=None, weights=None, *, keepdims=False):
     """``sum(w * a) / sum(w)``; `returned` is not in the signature (a call passing it has no rule)."""
     w = 1.0 if weights is None else weights_like(weights, a, axis)
-    total = np.sum(np.broadcast_to(w, np.shape(a)), axis=axis, keepdims=True)
+    total = np.sum(np.broadcast_to(w, np.shape(a)), axis=axis, keepdims=True, dtype=float_dtype(a, w))
     d[a] = unreduce(d[y], a, axis, keepdims) * w / total
     d[weights] = np.reshape(unbroadcast(unreduce(d[y], a, axis, keepdims) * (a - unreduce(y, a, axis, keepdims))
                                         / total, w), np.shape(weights))
@@ -138,7 +141,8 @@ def average(y, a, axis=None, weights=None, *, keepdims=False):
     w = 1.0 if weights is None else weights_like(weights, a, axis)
     d[y] = (np.sum(d[a] * w, axis=axis, keepdims=keepdims)
             + np.sum(weights_like(d[weights], a, axis) * (a - unreduce(y, a, axis, keepdims)), axis=axis,
-                     keepdims=keepdims)) / np.sum(np.broadcast_to(w, np.shape(a)), axis=axis, keepdims=keepdims)
+                     keepdims=keepdims)) / np.sum(np.broadcast_to(w, np.shape(a)), axis=axis, keepdims=keepdims,
+                                                                 dtype=float_dtype(a, w))
 
 
 @adjoint(np.var)

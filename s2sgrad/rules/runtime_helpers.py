@@ -73,11 +73,11 @@ from ..runtime import (
 )
 from .registry import d, nondifferentiable, tangent
 
-# Results that carry no derivative: zeros, checks, empty stacks, what is kept of a value's shape.
+# Results that carry no derivative: zeros, checks, empty stacks, what is kept of a value's shape, dtypes.
 nondifferentiable(*[getattr(runtime, name) for name in ("zeros_like", "check_scalar", "output_seed", "assert_true",
                                                         "Stack", "like", "clip_choice", "linspace_fraction", "one_step",
                                                         "extremum_ties", "transform_axes", "median_weights",
-                                                        "trapezoid_weights")
+                                                        "trapezoid_weights", "float_dtype")
                     if hasattr(runtime, name)])
 
 

@@ -7,6 +7,8 @@ these functions have no derivative in (the order of ``polygamma``, the shape
 parameters of ``gammainc`` and ``betainc``) is marked with `no_derivative`: a
 derivative flowing into it is refused, never zero.
 """
+import math
+
 import numpy as np
 from scipy import special
 
@@ -19,7 +21,7 @@ from .tables import broadcasting, elementwise
 elementwise(special.gamma, lambda g, y, x: g * y * scipy_special.digamma(x))
 elementwise(special.gammaln, lambda g, y, x: g * scipy_special.digamma(x))
 elementwise(special.rgamma, lambda g, y, x: -g * y * scipy_special.digamma(x))
-elementwise(special.digamma, lambda g, y, x: g * scipy_special.polygamma(1, x))     # special.psi is special.digamma
+elementwise(special.digamma, lambda g, y, x: g * scipy_special.zeta(2.0, x))     # (trigamma; special.psi is digamma)
 broadcasting(special.beta, lambda g, y, a, b: g * y * (scipy_special.digamma(a) - scipy_special.digamma(a + b)),
              lambda g, y, a, b: g * y * (scipy_special.digamma(b) - scipy_special.digamma(a + b)))
 broadcasting(special.betaln, lambda g, y, a, b: g * (scipy_special.digamma(a) - scipy_special.digamma(a + b)),
@@ -94,15 +96,15 @@ def betainc(y, a, b, x):
 
 # --- error functions and the normal distribution's --------------------------------
 
-elementwise(special.erf, lambda g, y, x: g * (2.0 / np.sqrt(np.pi)) * np.exp(-x * x))
-elementwise(special.erfc, lambda g, y, x: -g * (2.0 / np.sqrt(np.pi)) * np.exp(-x * x))
-elementwise(special.erfcx, lambda g, y, x: g * (2.0 * x * y - 2.0 / np.sqrt(np.pi)))
-elementwise(special.erfinv, lambda g, y, x: g * (np.sqrt(np.pi) / 2.0) * np.exp(y * y))
-elementwise(special.erfcinv, lambda g, y, x: -g * (np.sqrt(np.pi) / 2.0) * np.exp(y * y))
+elementwise(special.erf, lambda g, y, x: g * (2.0 / math.sqrt(math.pi)) * np.exp(-x * x))
+elementwise(special.erfc, lambda g, y, x: -g * (2.0 / math.sqrt(math.pi)) * np.exp(-x * x))
+elementwise(special.erfcx, lambda g, y, x: g * (2.0 * x * y - 2.0 / math.sqrt(math.pi)))
+elementwise(special.erfinv, lambda g, y, x: g * (math.sqrt(math.pi) / 2.0) * np.exp(y * y))
+elementwise(special.erfcinv, lambda g, y, x: -g * (math.sqrt(math.pi) / 2.0) * np.exp(y * y))
 elementwise(special.dawsn, lambda g, y, x: g * (1.0 - 2.0 * x * y))
-elementwise(special.ndtr, lambda g, y, x: g * np.exp(-0.5 * x * x) / np.sqrt(2.0 * np.pi))
-elementwise(special.log_ndtr, lambda g, y, x: g * np.exp(-0.5 * x * x - y) / np.sqrt(2.0 * np.pi))
-elementwise(special.ndtri, lambda g, y, x: g * np.sqrt(2.0 * np.pi) * np.exp(0.5 * y * y))
+elementwise(special.ndtr, lambda g, y, x: g * np.exp(-0.5 * x * x) / math.sqrt(2.0 * math.pi))
+elementwise(special.log_ndtr, lambda g, y, x: g * np.exp(-0.5 * x * x - y) / math.sqrt(2.0 * math.pi))
+elementwise(special.ndtri, lambda g, y, x: g * math.sqrt(2.0 * math.pi) * np.exp(0.5 * y * y))
 
 # --- logistic, logarithms ------------------------------------------------------------
 
@@ -154,7 +156,7 @@ def log_softmax(y, x, axis=None):
 elementwise(special.j0, lambda g, y, x: -g * scipy_special.j1(x))
 elementwise(special.y0, lambda g, y, x: -g * scipy_special.y1(x))
 elementwise(special.j1, lambda g, y, x: g * (scipy_special.j0(x) - scipy_special.jv(2, x)) / 2.0)
-elementwise(special.y1, lambda g, y, x: g * (scipy_special.y0(x) - scipy_special.yn(2, x)) / 2.0)
+elementwise(special.y1, lambda g, y, x: g * (scipy_special.y0(x) - scipy_special.yv(2.0, x)) / 2.0)
 elementwise(special.i0, lambda g, y, x: g * scipy_special.i1(x))
 elementwise(special.i1, lambda g, y, x: g * (scipy_special.i0(x) + scipy_special.iv(2, x)) / 2.0)
 elementwise(special.i0e, lambda g, y, x: g * (scipy_special.i1e(x) - np.sign(x) * y))

@@ -10,6 +10,8 @@ derivative in x is the density. An argument with no derivative here (a count, th
 ``gamma.cdf``) is marked `no_derivative`: a derivative flowing into it is refused. The templates
 write the densities out with NumPy and `scipy_special` (generated code sees nothing else).
 """
+import math
+
 import numpy as np
 from scipy import stats
 
@@ -49,7 +51,7 @@ def norm_pdf(y, x, loc=0.0, scale=1.0):
 
 @adjoint(stats.norm.cdf)
 def norm_cdf(y, x, loc=0.0, scale=1.0):
-    density = np.exp(-0.5 * ((x - loc) / scale) ** 2) / (np.sqrt(2.0 * np.pi) * scale)
+    density = np.exp(-0.5 * ((x - loc) / scale) ** 2) / (math.sqrt(2.0 * math.pi) * scale)
     d[x] = unbroadcast(d[y] * density, x)
     d[loc] = unbroadcast(-d[y] * density, loc)
     d[scale] = unbroadcast(-d[y] * density * (x - loc) / scale, scale)
@@ -57,13 +59,13 @@ def norm_cdf(y, x, loc=0.0, scale=1.0):
 
 @tangent(stats.norm.cdf)
 def norm_cdf(y, x, loc=0.0, scale=1.0):
-    density = np.exp(-0.5 * ((x - loc) / scale) ** 2) / (np.sqrt(2.0 * np.pi) * scale)
+    density = np.exp(-0.5 * ((x - loc) / scale) ** 2) / (math.sqrt(2.0 * math.pi) * scale)
     d[y] = density * (d[x] - d[loc] - d[scale] * (x - loc) / scale)
 
 
 @adjoint(stats.norm.sf)
 def norm_sf(y, x, loc=0.0, scale=1.0):
-    density = np.exp(-0.5 * ((x - loc) / scale) ** 2) / (np.sqrt(2.0 * np.pi) * scale)
+    density = np.exp(-0.5 * ((x - loc) / scale) ** 2) / (math.sqrt(2.0 * math.pi) * scale)
     d[x] = unbroadcast(-d[y] * density, x)
     d[loc] = unbroadcast(d[y] * density, loc)
     d[scale] = unbroadcast(d[y] * density * (x - loc) / scale, scale)
@@ -71,14 +73,14 @@ def norm_sf(y, x, loc=0.0, scale=1.0):
 
 @tangent(stats.norm.sf)
 def norm_sf(y, x, loc=0.0, scale=1.0):
-    density = np.exp(-0.5 * ((x - loc) / scale) ** 2) / (np.sqrt(2.0 * np.pi) * scale)
+    density = np.exp(-0.5 * ((x - loc) / scale) ** 2) / (math.sqrt(2.0 * math.pi) * scale)
     d[y] = -density * (d[x] - d[loc] - d[scale] * (x - loc) / scale)
 
 
 @adjoint(stats.norm.logcdf)
 def norm_logcdf(y, x, loc=0.0, scale=1.0):
     """The density over the cdf, as ``exp(log density - logcdf)``: finite far in the lower tail."""
-    ratio = np.exp(-0.5 * ((x - loc) / scale) ** 2 - y) / (np.sqrt(2.0 * np.pi) * scale)
+    ratio = np.exp(-0.5 * ((x - loc) / scale) ** 2 - y) / (math.sqrt(2.0 * math.pi) * scale)
     d[x] = unbroadcast(d[y] * ratio, x)
     d[loc] = unbroadcast(-d[y] * ratio, loc)
     d[scale] = unbroadcast(-d[y] * ratio * (x - loc) / scale, scale)
@@ -86,13 +88,13 @@ def norm_logcdf(y, x, loc=0.0, scale=1.0):
 
 @tangent(stats.norm.logcdf)
 def norm_logcdf(y, x, loc=0.0, scale=1.0):
-    ratio = np.exp(-0.5 * ((x - loc) / scale) ** 2 - y) / (np.sqrt(2.0 * np.pi) * scale)
+    ratio = np.exp(-0.5 * ((x - loc) / scale) ** 2 - y) / (math.sqrt(2.0 * math.pi) * scale)
     d[y] = ratio * (d[x] - d[loc] - d[scale] * (x - loc) / scale)
 
 
 @adjoint(stats.norm.logsf)
 def norm_logsf(y, x, loc=0.0, scale=1.0):
-    ratio = np.exp(-0.5 * ((x - loc) / scale) ** 2 - y) / (np.sqrt(2.0 * np.pi) * scale)
+    ratio = np.exp(-0.5 * ((x - loc) / scale) ** 2 - y) / (math.sqrt(2.0 * math.pi) * scale)
     d[x] = unbroadcast(-d[y] * ratio, x)
     d[loc] = unbroadcast(d[y] * ratio, loc)
     d[scale] = unbroadcast(d[y] * ratio * (x - loc) / scale, scale)
@@ -100,7 +102,7 @@ def norm_logsf(y, x, loc=0.0, scale=1.0):
 
 @tangent(stats.norm.logsf)
 def norm_logsf(y, x, loc=0.0, scale=1.0):
-    ratio = np.exp(-0.5 * ((x - loc) / scale) ** 2 - y) / (np.sqrt(2.0 * np.pi) * scale)
+    ratio = np.exp(-0.5 * ((x - loc) / scale) ** 2 - y) / (math.sqrt(2.0 * math.pi) * scale)
     d[y] = -ratio * (d[x] - d[loc] - d[scale] * (x - loc) / scale)
 
 
@@ -329,7 +331,7 @@ def chi2_pdf(y, x, df, loc=0.0, scale=1.0):
 @adjoint(stats.chi2.cdf)
 def chi2_cdf(y, x, df, loc=0.0, scale=1.0):
     density = np.exp((df / 2.0 - 1.0) * np.log((x - loc) / scale) - (x - loc) / (2.0 * scale)
-                     - df / 2.0 * np.log(2.0) - scipy_special.gammaln(df / 2.0)) / scale
+                     - df / 2.0 * math.log(2.0) - scipy_special.gammaln(df / 2.0)) / scale
     d[x] = unbroadcast(d[y] * density, x)
     d[df] = no_derivative("scipy.stats.chi2.cdf has no derivative rule in its degrees of freedom df")
     d[loc] = unbroadcast(-d[y] * density, loc)
@@ -339,7 +341,7 @@ def chi2_cdf(y, x, df, loc=0.0, scale=1.0):
 @tangent(stats.chi2.cdf)
 def chi2_cdf(y, x, df, loc=0.0, scale=1.0):
     density = np.exp((df / 2.0 - 1.0) * np.log((x - loc) / scale) - (x - loc) / (2.0 * scale)
-                     - df / 2.0 * np.log(2.0) - scipy_special.gammaln(df / 2.0)) / scale
+                     - df / 2.0 * math.log(2.0) - scipy_special.gammaln(df / 2.0)) / scale
     d[y] = density * (d[x] - d[loc] - d[scale] * (x - loc) / scale) \
         + no_derivative("scipy.stats.chi2.cdf has no derivative rule in its degrees of freedom df", d[df])
 

@@ -20,11 +20,11 @@ from .tables import broadcasting, elementwise
 # --- exponentials and logarithms ---------------------------------------------
 
 elementwise(np.exp, lambda g, y, x: g * y, scalar=math.exp)
-elementwise(np.exp2, lambda g, y, x: g * y * np.log(2.0), scalar=getattr(math, "exp2", None))   # (Python 3.11)
+elementwise(np.exp2, lambda g, y, x: g * y * math.log(2.0), scalar=getattr(math, "exp2", None))   # (Python 3.11)
 elementwise(np.expm1, lambda g, y, x: g * (y + 1.0), scalar=math.expm1)
 elementwise(np.log, lambda g, y, x: g / x)                     # (math.log takes a base: see math_scalar)
-elementwise(np.log2, lambda g, y, x: g / (x * np.log(2.0)), scalar=math.log2)
-elementwise(np.log10, lambda g, y, x: g / (x * np.log(10.0)), scalar=math.log10)
+elementwise(np.log2, lambda g, y, x: g / (x * math.log(2.0)), scalar=math.log2)
+elementwise(np.log10, lambda g, y, x: g / (x * math.log(10.0)), scalar=math.log10)
 elementwise(np.log1p, lambda g, y, x: g / (1.0 + x), scalar=math.log1p)
 broadcasting(np.logaddexp, lambda g, y, x1, x2: g * np.exp(x1 - y), lambda g, y, x1, x2: g * np.exp(x2 - y))
 broadcasting(np.logaddexp2, lambda g, y, x1, x2: g * np.exp2(x1 - y), lambda g, y, x1, x2: g * np.exp2(x2 - y))
@@ -203,8 +203,8 @@ def angle(y, z, deg=False):
 
 # The result equals the argument it picked; on a tie each argument gets half.
 broadcasting((np.maximum, np.minimum, np.fmax, np.fmin),
-             lambda g, y, x1, x2: g * ((x1 == y) - 0.5 * (x1 == x2)),
-             lambda g, y, x1, x2: g * ((x2 == y) - 0.5 * (x1 == x2)))
+             lambda g, y, x1, x2: g * (x1 == y) - 0.5 * g * (x1 == x2),
+             lambda g, y, x1, x2: g * (x2 == y) - 0.5 * g * (x1 == x2))
 
 
 @adjoint(np.where)

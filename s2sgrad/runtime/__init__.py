@@ -2,12 +2,12 @@
 
 Every generated module starts with ``from s2sgrad.runtime import *``; `__all__` is what it gets. Each module
 of the package does one job: the stack of primal values (`stacks`), gradients of any structure
-(`gradients`, `sparse`), broadcasting undone (`arrays`), reads and writes by index (`indexing`, `writes`,
-`sequences`, `dicts`), objects as records (`records`), the lowered form's control flow (`control`), checkpointed
-loops (`checkpoints`) and random states (`random_states`), calls of s2sgrad's own derivatives
-(`derivatives`), and the helpers of the derivative rules (`contractions`, `shapes`, `reductions`, `elementwise`,
-`transposes`, `selections` for Python's builtins, and `libraries`: optional libraries such as SciPy, imported
-when first used).
+(`gradients`, `sparse`) and the dtype they are computed in (`dtypes`), broadcasting undone (`arrays`), reads
+and writes by index (`indexing`, `writes`, `sequences`, `dicts`), objects as records (`records`), the lowered
+form's control flow (`control`), checkpointed loops (`checkpoints`) and random states (`random_states`), calls
+of s2sgrad's own derivatives (`derivatives`), and the helpers of the derivative rules (`contractions`,
+`shapes`, `reductions`, `elementwise`, `transposes`, `selections` for Python's builtins, and `libraries`:
+optional libraries such as SciPy, imported when first used).
 
     >>> import numpy as np
     >>> s = Stack()
@@ -57,6 +57,7 @@ from .dicts import (
     dict_without,
     make_dict,
 )
+from .dtypes import float_dtype
 from .elementwise import cast_tangent, clip_choice, uncast
 from .fft import fitted, hfft_grad, ihfft_grad, irfft_grad, irfftn_grad, rfft_grad, rfftn_grad, transform_axes
 from .gradients import Like, add_grads, complete, grad_or_zeros, like, zeros_like
@@ -181,7 +182,7 @@ __all__ = [
     "seq_unrepeat", "dict_keys", "format_string", "check_scalar", "output_seed", "assert_true", "written",
     "Checkpoints", "RowBatches", "Work",
     "copy_state", "random_state", "replay", "swap_random_state", "derivative_vjp", "derivative_jvp", "unstack",
-    "grad_or_zeros", "matmul_grad_a", "matmul_grad_b",
+    "grad_or_zeros", "float_dtype", "matmul_grad_a", "matmul_grad_b",
     "tensordot_grad_a", "tensordot_grad_b", "one_step", "einsum_grad", "unconcatenate", "untile", "unrepeat",
     "undiagonal", "untake", "norm_grad", "vector_norm_grad", "divide_or_zero", "uncast", "cast_tangent", "clip_choice",
     "product_of_others", "product_of_others_tangent", "cumprod_grad", "cumprod_grad_tangent_y",

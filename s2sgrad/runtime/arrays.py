@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .dtypes import weak
+
 
 def unbroadcast(g, x):
     """Sum `g` over the axes along which `x` was broadcast, so that it has x's shape."""
@@ -44,7 +46,7 @@ def unreduce(g, x, axis=None, keepdims=False):
     shape = np.shape(x)
     if not keepdims and axis is not None and np.ndim(g) < len(shape):
         g = np.expand_dims(g, axis)
-    return np.broadcast_to(g, shape)
+    return np.broadcast_to(weak(g, x), shape)
 
 
 def broadcast_like(t, y):
@@ -55,4 +57,4 @@ def broadcast_like(t, y):
         [1.0, 1.0]
     """
     shape = np.shape(y)
-    return t if np.shape(t) == shape else np.broadcast_to(t, shape)
+    return t if np.shape(t) == shape else np.broadcast_to(weak(t, y), shape)

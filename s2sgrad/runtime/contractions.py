@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .arrays import unbroadcast
+from .dtypes import float_dtype
 from .gradients import zeros_like
 
 
@@ -122,7 +123,7 @@ def _einsum_grad_one(g, inputs, output, operands, i):
     r = np.broadcast_to(np.reshape(r, [size[c] if c in kept else 1 for c in letters]), [size[c] for c in letters])
     if len(letters) == len(target):
         return r
-    out = np.zeros(np.shape(operands[i]), dtype=np.result_type(r, float))
+    out = np.zeros(np.shape(operands[i]), dtype=float_dtype(r))
     np.einsum(target + "->" + letters, out)[...] = r  # a repeated index: r goes on the diagonal
     return out
 

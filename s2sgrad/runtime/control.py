@@ -18,6 +18,7 @@ import copy
 import numpy as np
 
 from ..errors import NonScalarOutput
+from .dtypes import float_dtype
 
 
 def while_loop(cond, body, loop_vars, captures=()):
@@ -110,4 +111,4 @@ def output_seed(value, seed, function: str):
         array([[1.]])
     """
     check_scalar(value, function)
-    return seed if np.ndim(value) == 0 else np.full(np.shape(value), seed)
+    return seed if np.ndim(value) == 0 else np.full(np.shape(value), seed, dtype=float_dtype(value, seed))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .dtypes import float_dtype
 from .gradients import zeros_like
 
 
@@ -24,7 +25,7 @@ def uncast(g, x, dtype):
 def cast_tangent(t, dtype):
     """The tangent of a cast to `dtype` of a value with tangent `t`: zero through an integer or boolean dtype."""
     if np.dtype(dtype).kind in "biu":
-        return np.zeros(np.shape(t))
+        return np.zeros(np.shape(t), dtype=float_dtype(t))
     return t
 
 

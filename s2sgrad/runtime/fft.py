@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .dtypes import float_dtype
+
 SWAPPED = {None: "forward", "backward": "forward", "forward": "backward", "ortho": "ortho"}
 
 
@@ -66,7 +68,7 @@ def irfftn_grad(g, a, s=None, axes=None, norm=None):
     axes = transform_axes(a, s, axes)
     n = _lengths(a, s, axes, True)[-1]
     half = np.take(np.fft.ifftn(g, None, axes, norm), np.arange(n // 2 + 1), axis=axes[-1])
-    weights = np.full(n // 2 + 1, 2.0)
+    weights = np.full(n // 2 + 1, 2.0, dtype=float_dtype(g))
     weights[0] = 1.0
     if n % 2 == 0:
         weights[-1] = 1.0

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .dtypes import float_dtype
 from .records import as_parts, is_record, record_complete
 from .sparse import SparseGrad, densify
 
@@ -51,13 +52,13 @@ def rebuilt(x, items: list):
 def zeros_like(x):
     """A zero gradient for `x`: 0.0 for a scalar, a float array for an array, and so on for containers."""
     if isinstance(x, Like):
-        return np.zeros(x.shape, dtype=np.result_type(x.dtype, float))
+        return np.zeros(x.shape, dtype=float_dtype(x.dtype))
     if isinstance(x, (list, tuple)):
         return rebuilt(x, [zeros_like(v) for v in x])
     if isinstance(x, dict):
         return {k: zeros_like(v) for k, v in x.items()}
     if isinstance(x, np.ndarray):
-        return np.zeros(x.shape, dtype=np.result_type(x.dtype, float))
+        return np.zeros(x.shape, dtype=float_dtype(x.dtype))
     if isinstance(x, complex):
         return 0j
     if is_record(x):
@@ -86,9 +87,9 @@ def complete(g, x):
     if isinstance(g, np.ndarray):
         if not isinstance(x, np.ndarray) and np.ndim(x) == 0 and g.ndim == 0:
             return g.item()
-        return np.array(g, dtype=np.result_type(g.dtype, float), copy=True)
+        return np.array(g, dtype=float_dtype(g.dtype), copy=True)
     if isinstance(x, np.ndarray):                 # arithmetic on 0-d arrays gives NumPy scalars
-        return np.array(g, dtype=np.result_type(g, float))
+        return np.array(g, dtype=float_dtype(g))
     return g
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .gradients import Like
+from .dtypes import float_dtype
 from .sparse import SparseGrad
 
 
@@ -21,8 +21,7 @@ def scatter(g, x, index):
     shape = np.shape(x)
     if _is_row_gather(index, shape):
         return SparseGrad(np.asarray(index), g, shape)
-    dtype = x.dtype if isinstance(x, (np.ndarray, Like)) else np.asarray(x).dtype
-    out = np.zeros(shape, dtype=np.result_type(dtype, np.asarray(g).dtype, float))
+    out = np.zeros(shape, dtype=float_dtype(x, g))
     np.add.at(out, index, g)
     return out
 

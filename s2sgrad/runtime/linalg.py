@@ -17,10 +17,16 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import NoDerivativeRule
+from .dtypes import float_dtype
 
 
 def _t(x):
     return np.swapaxes(x, -1, -2)
+
+
+def _eye(n: int, value):
+    """The identity matrix of size `n` in the floating dtype of `value`."""
+    return np.eye(n, dtype=float_dtype(value))
 
 
 def _gaps(w):
@@ -34,13 +40,13 @@ def _on_triangle(s, lower: bool):
     """A gradient `s` with respect to a symmetric matrix, moved onto the triangle NumPy reads."""
     full = s + _t(s)
     tri = np.tril(full, -1) if lower else np.triu(full, 1)
-    return tri + np.eye(s.shape[-1]) * s
+    return tri + _eye(s.shape[-1], s) * s
 
 
 def _symmetric_from(da, lower: bool):
     """The symmetric matrix NumPy sees when it reads only one triangle of `da`."""
     tri = np.tril(da, -1) if lower else np.triu(da, 1)
-    return tri + _t(tri) + np.eye(da.shape[-1]) * da
+    return tri + _t(tri) + _eye(da.shape[-1], da) * da
 
 
 def eigh_grad(g, y, UPLO="L"):
@@ -79,7 +85,7 @@ def eig_grad(g, y, a):
     w, v = y
     gw, gv = g
     n = w.shape[-1]
-    gm = 0.0 if gw is None else np.eye(n) * np.expand_dims(gw, -2)
+    gm = 0.0 if gw is None else _eye(n, gw) * np.expand_dims(gw, -2)
     if gv is not None:
         s = np.sum(gv * v, axis=-2, keepdims=True)                 # (the adjoint of each column's own part)
         gd = gv - np.real(s) * np.conj(v)
@@ -114,7 +120,7 @@ def eigvals_tangent(da, a):
 
 def _phi(x):
     """The lower triangle of `x`, its diagonal halved."""
-    return np.tril(x) - 0.5 * np.eye(x.shape[-1]) * x
+    return np.tril(x) - 0.5 * _eye(x.shape[-1], x) * x
 
 
 def cholesky_grad(g, y, upper=False):
@@ -171,7 +177,7 @@ def svd_grad(g, y, a, full_matrices=True, compute_uv=True, hermitian=False):
     v = _t(vh)
     m, n = a.shape[-2:]
     f = _gaps(s * s)
-    inner = 0.0 if gs is None else np.eye(k) * np.expand_dims(gs, -2)
+    inner = 0.0 if gs is None else _eye(k, gs) * np.expand_dims(gs, -2)
     out = 0.0
     if gu is not None:
         gu = gu[..., :k]
@@ -222,8 +228,8 @@ def pinv_grad(g, y, a, hermitian=False):
     check_not_hermitian("pinv", hermitian)
     yt = _t(y)
     m, n = a.shape[-2:]
-    return (-(yt @ g @ yt) + _t(np.eye(m) - a @ y) @ _t(g) @ y @ yt
-            + yt @ y @ _t(g) @ _t(np.eye(n) - y @ a))
+    return (-(yt @ g @ yt) + _t(_eye(m, y) - a @ y) @ _t(g) @ y @ yt
+            + yt @ y @ _t(g) @ _t(_eye(n, y) - y @ a))
 
 
 def pinv_tangent(da, y, a, hermitian=False):
@@ -231,20 +237,20 @@ def pinv_tangent(da, y, a, hermitian=False):
     check_not_hermitian("pinv", hermitian)
     yt = _t(y)
     m, n = a.shape[-2:]
-    return (-(y @ da @ y) + y @ yt @ _t(da) @ (np.eye(m) - a @ y)
-            + (np.eye(n) - y @ a) @ _t(da) @ yt @ y)
+    return (-(y @ da @ y) + y @ yt @ _t(da) @ (_eye(m, y) - a @ y)
+            + (_eye(n, y) - y @ a) @ _t(da) @ yt @ y)
 
 
 def matrix_power_grad(g, a, n):
     """The gradient of ``np.linalg.matrix_power(a, n)``."""
     if n == 0:
-        return np.zeros(np.shape(a))
+        return np.zeros(np.shape(a), dtype=float_dtype(a))
     if n < 0:
         inv = np.linalg.inv(a)
         gi = matrix_power_grad(g, inv, -n)
         return -(_t(inv) @ gi @ _t(inv))
     at = _t(a)
-    powers = [np.broadcast_to(np.eye(a.shape[-1]), a.shape)]
+    powers = [np.broadcast_to(_eye(a.shape[-1], a), a.shape)]
     for _ in range(n - 1):
         powers.append(powers[-1] @ at)
     return sum(powers[k] @ g @ powers[n - 1 - k] for k in range(n))
@@ -253,11 +259,11 @@ def matrix_power_grad(g, a, n):
 def matrix_power_tangent(da, a, n):
     """The tangent of ``np.linalg.matrix_power(a, n)`` along `da`."""
     if n == 0:
-        return np.zeros(np.shape(a))
+        return np.zeros(np.shape(a), dtype=float_dtype(a))
     if n < 0:
         inv = np.linalg.inv(a)
         return matrix_power_tangent(-(inv @ da @ inv), inv, -n)
-    powers = [np.broadcast_to(np.eye(a.shape[-1]), a.shape)]
+    powers = [np.broadcast_to(_eye(a.shape[-1], a), a.shape)]
     for _ in range(n - 1):
         powers.append(powers[-1] @ a)
     return sum(powers[k] @ da @ powers[n - 1 - k] for k in range(n))
@@ -303,7 +309,7 @@ def tensorsolve_grad_b(g, a, b, axes=None):
 def tensorsolve_tangent(da, db, y, a, b, axes=None):
     """The tangent of ``np.linalg.tensorsolve(a, b, axes)`` along `da` and `db` (None: zero)."""
     _, am = _tensorsolve_matrix(a, b, axes)
-    rhs = np.zeros(np.size(b)) if db is None else np.ravel(db)
+    rhs = np.zeros(np.size(b), dtype=float_dtype(y)) if db is None else np.ravel(db)
     if da is not None:
         rhs = rhs - _tensorsolve_matrix(da, b, axes)[1] @ np.ravel(y)
     return np.reshape(np.linalg.solve(am, rhs), np.shape(y))
@@ -316,10 +322,10 @@ def multi_dot_grad(g, arrays):
     if np.ndim(arrays[-1]) == 1:
         mats[-1] = mats[-1].T
     g = np.reshape(g, (mats[0].shape[0], mats[-1].shape[1]))
-    prefix = [np.eye(mats[0].shape[0])]
+    prefix = [_eye(mats[0].shape[0], g)]
     for m in mats[:-1]:
         prefix.append(prefix[-1] @ m)
-    suffix = [np.eye(mats[-1].shape[1])]
+    suffix = [_eye(mats[-1].shape[1], g)]
     for m in mats[:0:-1]:
         suffix.append(m @ suffix[-1])
     suffix = suffix[::-1]
@@ -330,7 +336,10 @@ def multi_dot_tangent(arrays, tangents):
     """The tangent of ``np.linalg.multi_dot(arrays)`` along `tangents` (None where zero)."""
     terms = [np.linalg.multi_dot([*arrays[:k], t, *arrays[k + 1:]]) for k, t in enumerate(tangents)
              if t is not None]
-    return sum(terms[1:], terms[0]) if terms else np.zeros(np.shape(np.linalg.multi_dot(arrays)))
+    if not terms:
+        product = np.linalg.multi_dot(arrays)
+        return np.zeros(np.shape(product), dtype=float_dtype(product))
+    return sum(terms[1:], terms[0])
 
 
 def _kron_blocks(g, a, b):
@@ -357,9 +366,9 @@ def kron_grad_b(g, a, b):
 
 def _as_3d(x, axis):
     """Vectors along `axis` moved to the last axis and padded to 3 components; and their length."""
-    x = np.moveaxis(np.asarray(x, dtype=float), axis, -1)
+    x = np.moveaxis(np.asarray(x, dtype=float_dtype(x)), axis, -1)
     n = x.shape[-1]
-    return (np.concatenate([x, np.zeros(x.shape[:-1] + (1,))], -1) if n == 2 else x), n
+    return (np.concatenate([x, np.zeros(x.shape[:-1] + (1,), dtype=x.dtype)], -1) if n == 2 else x), n
 
 
 def cross_grad(g, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None, of="a"):
@@ -369,7 +378,8 @@ def cross_grad(g, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None, of="a"):
     a3, na = _as_3d(a, axisa)
     b3, nb = _as_3d(b, axisb)
     if na == 2 and nb == 2:
-        g3 = np.stack([np.zeros(np.shape(g)), np.zeros(np.shape(g)), g], -1)
+        zero = np.zeros(np.shape(g), dtype=float_dtype(g))
+        g3 = np.stack([zero, zero, g], -1)
     else:
         g3 = np.moveaxis(g, axisc, -1)
     x, n, ax = (a, na, axisa) if of == "a" else (b, nb, axisb)

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..errors import NoDerivativeRule
 from .arrays import unreduce
+from .dtypes import float_dtype
 
 
 def divide_or_zero(g, y):
@@ -40,7 +41,7 @@ def product_of_others(a, axis=None):
         >>> product_of_others(np.array([2.0, 0.0, 3.0])).tolist()
         [0.0, 6.0, 0.0]
     """
-    a = np.asarray(a, dtype=np.result_type(a, float))
+    a = np.asarray(a, dtype=float_dtype(a))
     axes = _reduced(axis, a.ndim)
     nonzero = a != 0
     if np.all(nonzero):
@@ -53,7 +54,7 @@ def product_of_others(a, axis=None):
 
 def product_of_others_tangent(a, t, axis=None):
     """The tangent of ``product_of_others(a, axis)`` along `t`, exact where `a` has zeros."""
-    a = np.asarray(a, dtype=np.result_type(a, float))
+    a = np.asarray(a, dtype=float_dtype(a))
     axes = _reduced(axis, a.ndim)
     nonzero = a != 0
     safe = np.where(nonzero, a, 1.0)
@@ -78,7 +79,7 @@ def cumprod_grad(g, y, a, axis=None):
     shape = np.shape(a)
     if axis is None:
         a, y, g, axis = np.ravel(a), np.ravel(y), np.ravel(g), 0
-    a = np.asarray(a, dtype=np.result_type(a, float))
+    a = np.asarray(a, dtype=float_dtype(a))
     nonzero = a != 0
     if np.all(nonzero):
         return np.reshape(_reverse_cumsum(g * y, axis) / a, shape)
@@ -95,7 +96,7 @@ def cumprod_tangent(t, y, a, axis=None):
     shape = np.shape(y)
     if axis is None:
         a, y, t, axis = np.ravel(a), np.ravel(y), np.ravel(t), 0
-    a = np.asarray(a, dtype=np.result_type(a, float))
+    a = np.asarray(a, dtype=float_dtype(a))
     nonzero = a != 0
     if np.all(nonzero):
         return np.reshape(y * np.cumsum(t / a, axis), shape)
@@ -134,7 +135,7 @@ def norm_grad(g, y, x, ord=None, axis=None, keepdims=False):
             hit = np.abs(x) == y
             return g * np.sign(x) * hit / unreduce(np.sum(hit, axis, keepdims=True), x, axis, True)
         if ord == 0:
-            return np.zeros(x.shape)
+            return np.zeros(x.shape, dtype=float_dtype(x))
         p = 2 if ord is None else ord
         return g * np.sign(x) * divide_or_zero(np.abs(x), y) ** (p - 1)
     axes = tuple(np.array((0, 1) if axis is None else axis) % x.ndim)
@@ -181,10 +182,11 @@ def median_weights(a, axis=None):
     n = lanes.shape[-1]
     ordered = np.sort(lanes, axis=-1)
     middles = sorted({(n - 1) // 2, n // 2})          # one position for an odd count, two for an even one
-    weights = np.zeros(lanes.shape)
+    dtype = float_dtype(a)
+    weights = np.zeros(lanes.shape, dtype=dtype)
     for k in middles:
         hit = lanes == ordered[..., k:k + 1]
-        weights = weights + hit / np.sum(hit, axis=-1, keepdims=True) / len(middles)
+        weights = weights + hit / np.sum(hit, axis=-1, keepdims=True, dtype=dtype) / len(middles)
     kept = [a.shape[k] for k in range(a.ndim) if k not in axes]
     weights = np.reshape(weights, kept + [a.shape[k] for k in axes])
     return np.moveaxis(weights, range(a.ndim - len(axes), a.ndim), axes)
@@ -213,7 +215,8 @@ def trapezoid_weights(y, x=None, dx=1.0, axis=-1):
     """
     axis = axis % np.ndim(y)
     if x is None:
-        spacing = np.full(np.shape(y)[axis] - 1, float(dx)) if np.ndim(dx) == 0 else np.asarray(dx, dtype=float)
+        dtype = float_dtype(y, dx)
+        spacing = np.full(np.shape(y)[axis] - 1, dx, dtype=dtype) if np.ndim(dx) == 0 else np.asarray(dx, dtype=dtype)
     else:
         spacing = np.diff(x, axis=axis if np.ndim(x) == np.ndim(y) else -1)
     if np.ndim(spacing) == 1:

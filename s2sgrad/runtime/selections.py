@@ -14,12 +14,25 @@ from __future__ import annotations
 import numpy as np
 
 from .arrays import unbroadcast
+from .dtypes import float_dtype
 from .gradients import zeros_like
 
 
 def _candidates(args):
     """What ``max(*args)`` chooses among: the items of its one argument, else the arguments."""
     return args[0] if len(args) == 1 else args
+
+
+def _shares_dtype(items):
+    """The dtype of the candidates' shares of a gradient: their own floating dtype (items that are not numbers
+    or arrays count as float64)."""
+    if isinstance(items, np.ndarray):
+        return float_dtype(items)
+    dtype = float_dtype(0.0)
+    for v in items:
+        if isinstance(v, (np.ndarray, np.generic, int, float)):
+            dtype = float_dtype(dtype, v)
+    return dtype
 
 
 def _hits(items, y):
@@ -43,14 +56,15 @@ def extremum_shares(args, y, key=None) -> np.ndarray:
     candidates equal to `y` share it evenly, as `np.maximum`'s do (a NaN result is the first candidate's);
     with one, items that tie in the key may differ in value, and it goes to the one returned."""
     items = _candidates(args)
+    dtype = _shares_dtype(items)
     if key is not None:
         hits = np.zeros(len(items), dtype=bool)
         hits[_picked(items, y, key)] = True
-        return hits / 1.0
+        return hits.astype(dtype)
     hits = _hits(items, y)
     if len(hits) and not hits.any():
         hits[0] = True
-    return hits / np.count_nonzero(hits)
+    return hits.astype(dtype) / int(np.count_nonzero(hits))
 
 
 def _share(g, s, item):
@@ -190,7 +204,7 @@ def product_grads(g, items, start=1):
     """The gradients of the items of ``math.prod(items, start=start)``: a list, or an array for an array."""
     grads = [unbroadcast(g * other, v) for other, v in zip(_others(items, start), items)]
     if isinstance(items, np.ndarray):
-        return np.array(grads, dtype=np.result_type(items, float)).reshape(np.shape(items))
+        return np.array(grads, dtype=float_dtype(items)).reshape(np.shape(items))
     return grads
 
 
@@ -207,5 +221,5 @@ def product_grads_tangent(g, items, tangent, start=1):
     grads = [unbroadcast(g * product_tangent(tangent[:k] + tangent[k + 1:], values[:k] + values[k + 1:], start), v)
              for k, v in enumerate(values)]
     if isinstance(items, np.ndarray):
-        return np.array(grads, dtype=np.result_type(items, float)).reshape(np.shape(items))
+        return np.array(grads, dtype=float_dtype(items)).reshape(np.shape(items))
     return grads

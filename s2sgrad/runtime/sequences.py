@@ -12,6 +12,7 @@ import inspect
 
 import numpy as np
 
+from .dtypes import float_dtype
 from .gradients import add_grads
 
 
@@ -83,7 +84,7 @@ def unpacked_grad(g, seq, before: int, after: int, rest):
         middle = parts[before] if parts[before] is not None else [None] * (n - before - after)
         parts = parts[:before] + list(middle) + parts[before + 1:]
     if isinstance(seq, np.ndarray):
-        out = np.zeros(seq.shape, dtype=np.result_type(seq.dtype, float))
+        out = np.zeros(seq.shape, dtype=float_dtype(seq.dtype))
         for i, gi in enumerate(parts):
             if gi is not None:
                 out[i] += gi

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import NoDerivativeRule
+from .dtypes import float_dtype
 
 
 def _stacked_shape(x, ndmin):
@@ -54,14 +55,14 @@ def unrepeat(g, x, repeats, axis=None):
     if np.size(repeats) == 1:
         out = np.reshape(g, (n, int(np.ravel(repeats)[0])) + g.shape[1:]).sum(axis=1)
     else:
-        out = np.zeros((n,) + g.shape[1:], dtype=np.result_type(g, float))
+        out = np.zeros((n,) + g.shape[1:], dtype=float_dtype(g))
         np.add.at(out, np.repeat(np.arange(n), repeats), g)
     return np.reshape(np.moveaxis(out, 0, axis), shape)
 
 
 def undiagonal(g, x, offset=0, axis1=0, axis2=1):
     """The gradient of ``np.diagonal(x, offset, axis1, axis2)``: g placed on that diagonal of zeros shaped like x."""
-    out = np.zeros(np.shape(x), dtype=np.result_type(np.asarray(x).dtype, np.asarray(g).dtype, float))
+    out = np.zeros(np.shape(x), dtype=float_dtype(x, g))
     view = np.moveaxis(out, (axis1, axis2), (-2, -1))
     rows, cols = view.shape[-2] - max(-offset, 0), view.shape[-1] - max(offset, 0)
     i = np.arange(max(0, min(rows, cols)))
@@ -72,7 +73,7 @@ def undiagonal(g, x, offset=0, axis1=0, axis2=1):
 def untake(g, x, indices, axis=None, mode="raise"):
     """The gradient of ``np.take(x, indices, axis, mode=mode)``: g added at the indices, repeats accumulated."""
     shape = np.shape(x)
-    out = np.zeros(np.size(x) if axis is None else shape, dtype=np.result_type(np.asarray(g).dtype, float))
+    out = np.zeros(np.size(x) if axis is None else shape, dtype=float_dtype(g))
     axis = 0 if axis is None else axis % len(shape)
     n, indices = out.shape[axis], np.asarray(indices)
     indices = np.mod(indices, n) if mode == "wrap" else np.clip(indices, 0, n - 1) if mode == "clip" else indices
@@ -92,7 +93,7 @@ def one_step(y, axis=0):
     ``np.linspace`` broadcast to), also where `y` has no step at all (``num=0``)."""
     shape = list(np.shape(y))
     del shape[axis]
-    return np.empty(shape)
+    return np.empty(shape, dtype=float_dtype(y))
 
 
 def linspace_fraction(y, num, endpoint=True, axis=0):
@@ -102,7 +103,7 @@ def linspace_fraction(y, num, endpoint=True, axis=0):
         raise NoDerivativeRule("no derivative rule for np.linspace with retstep=True",
                                hint="compute the step as (stop - start) / (num - 1)")
     steps = max(num - 1, 1) if endpoint else max(num, 1)
-    t = np.arange(num) / steps
+    t = np.arange(num, dtype=float_dtype(y)) / steps
     shape = [1] * np.ndim(y)
     shape[axis] = num
     return np.reshape(t, shape)
@@ -120,7 +121,7 @@ def _sort_order(a, axis):
 def unsort(g, a, axis=-1):
     """The gradient of ``np.sort(a, axis)``: each element of g goes back where its sorted value came from."""
     order, along = _sort_order(a, axis)
-    out = np.zeros(np.shape(order), dtype=np.result_type(np.asarray(g).dtype, float))
+    out = np.zeros(np.shape(order), dtype=float_dtype(g))
     np.put_along_axis(out, order, g, along)
     return np.reshape(out, np.shape(a))
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .dtypes import float_dtype
+
 
 class SparseGrad:
     """A gradient that is zero except at some rows: ``dense[indices] += values``.
@@ -26,7 +28,7 @@ class SparseGrad:
         self.shape = shape
 
     def dense(self) -> np.ndarray:
-        out = np.zeros(self.shape, dtype=np.result_type(self.values, float))
+        out = np.zeros(self.shape, dtype=float_dtype(self.values))
         np.add.at(out, self.indices, self.values)
         return out
 

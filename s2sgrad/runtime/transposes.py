@@ -13,6 +13,7 @@ import numpy as np
 
 from ..errors import NoDerivativeRule
 from .arrays import unbroadcast
+from .dtypes import float_dtype
 from .gradients import complete
 
 
@@ -20,7 +21,8 @@ def undiff(g, n, axis):
     """The gradient of ``np.diff(a, n, axis)``: the transpose of one difference, ``n`` times (a difference
     of the gradient with a zero before and after, negated)."""
     for _ in range(n):
-        g = -np.diff(g, 1, axis, prepend=0.0, append=0.0)
+        zero = float_dtype(g).type(0.0)
+        g = -np.diff(g, 1, axis, prepend=zero, append=zero)
     return g
 
 
@@ -31,10 +33,11 @@ def ungradient(g, f, *varargs, axis=None, edge_order=1):
     axes = list(range(ndim)) if axis is None else [a % ndim for a in np.atleast_1d(axis)]
     pieces = list(g) if len(axes) > 1 else [g]
     spacings = list(varargs) * len(axes) if len(varargs) == 1 else list(varargs) or [1.0] * len(axes)
-    out = np.zeros(np.shape(f))
+    dtype = float_dtype(f, pieces[0])
+    out = np.zeros(np.shape(f), dtype=dtype)
     for k, piece, spacing in zip(axes, pieces, spacings):
-        matrix = np.gradient(np.eye(np.shape(f)[k]), spacing, axis=0, edge_order=edge_order)
-        piece = complete(piece, np.zeros(np.shape(f)))
+        matrix = np.gradient(np.eye(np.shape(f)[k], dtype=dtype), spacing, axis=0, edge_order=edge_order)
+        piece = complete(piece, out)
         out = out + np.moveaxis(np.tensordot(matrix.T, np.moveaxis(piece, k, 0), 1), 0, k)
     return out
 
@@ -54,18 +57,20 @@ def unpad(g, array, pad_width, mode="constant"):
     else:
         positions = np.pad(positions, pad_width, mode)
     kept = positions >= 0
-    return np.reshape(np.bincount(positions[kept], np.asarray(g)[kept], np.size(array)), np.shape(array))
+    out = np.zeros(np.size(array), dtype=float_dtype(g))
+    np.add.at(out, positions[kept], np.asarray(g)[kept])
+    return np.reshape(out, np.shape(array))
 
 
 def untake_along_axis(g, arr, indices, axis):
     """The gradient of ``np.take_along_axis(arr, indices, axis)``: each element of g goes back to the element
     it was taken from, repeated indices adding up (``axis=None``: of the flattened arr)."""
-    g = np.asarray(g, dtype=float)
+    g = np.asarray(g, dtype=float_dtype(g))
     if axis is None:
-        out = np.zeros(np.size(arr))
+        out = np.zeros(np.size(arr), dtype=g.dtype)
         np.add.at(out, np.ravel(indices), np.ravel(g))
         return np.reshape(out, np.shape(arr))
-    out = np.zeros(np.shape(arr))
+    out = np.zeros(np.shape(arr), dtype=g.dtype)
     where = list(np.ogrid[tuple(slice(n) for n in np.shape(g))])
     where[axis] = np.broadcast_to(indices, np.shape(g))
     np.add.at(out, tuple(where), g)
@@ -77,7 +82,7 @@ def full_convolution(g, a, v, mode="full"):
     g put where the `mode` part of it lies, zeros around."""
     n, m = np.size(a), np.size(v)
     start = {"full": 0, "same": (min(n, m) - 1) // 2, "valid": min(n, m) - 1}[mode]
-    out = np.zeros(n + m - 1, dtype=np.result_type(np.asarray(g).dtype, float))
+    out = np.zeros(n + m - 1, dtype=float_dtype(g))
     out[start:start + np.size(g)] = g
     return out
 
@@ -103,6 +108,6 @@ def signal_full(g, in1, in2, mode="full"):
     full = [n1 + n2 - 1 for n1, n2 in zip(np.shape(in1), np.shape(in2))]
     starts = [{"full": 0, "same": (n2 - 1) // 2, "valid": min(n1, n2) - 1}[mode]
               for n1, n2 in zip(np.shape(in1), np.shape(in2))]
-    out = np.zeros(full, dtype=np.result_type(np.asarray(g).dtype, float))
+    out = np.zeros(full, dtype=float_dtype(g))
     out[tuple(slice(start, start + n) for start, n in zip(starts, np.shape(g)))] = g
     return out

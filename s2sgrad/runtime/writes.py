@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .dtypes import float_dtype
 from .sparse import densify
 
 
@@ -31,10 +32,10 @@ def written(g, index):
         >>> written(np.array([1.0, 2.0, 3.0]), [0, 0, 2])
         array([0., 1., 3.])
     """
-    if type(index) is int and type(g) is np.ndarray and g.ndim == 1 and g.dtype == np.float64:
-        return g[index]                       # one element of a float64 vector: a copy already, the same value
+    if type(index) is int and type(g) is np.ndarray and g.ndim == 1 and g.dtype.kind == "f":
+        return g[index]                       # one element of a float vector: a copy already, the same value
     g = densify(g)
-    part = np.array(g[index], dtype=float, copy=True) if np.ndim(g) else g
+    part = np.array(g[index], dtype=float_dtype(g), copy=True) if np.ndim(g) else g
     if _may_repeat(index) and np.size(part) > 1:
         # Which write each element of the part is: the same NumPy assignment as the forward write,
         # so where an index repeats, the write that survives is the one NumPy kept.
@@ -80,7 +81,7 @@ def extremum_ties(y, a, indices, b):
     """For ``y = maximum_at(a, indices, b)`` (or minimum_at): how many of the candidates for each element
     of y (its old value in `a`, the b's sent to it) equal the result. The gradient is shared among them,
     as `np.maximum`'s is on a tie."""
-    count = (np.asarray(a) == y).astype(float)
+    count = (np.asarray(a) == y).astype(float_dtype(y))
     picked = np.asarray(y)[indices]
     np.add.at(count, indices, np.broadcast_to(b, np.shape(picked)) == picked)
     return count

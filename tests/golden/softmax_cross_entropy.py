@@ -16,5 +16,5 @@ def dsoftmax_cross_entropy_dlogits(logits, label, ddiff=1.0):
     dz += ddiff / sum_1 * exp
     dlogits = dz  # showcase.py:24
     hit = logits == unreduce(max_1, logits)
-    dlogits = dlogits + np.broadcast_to(np.sum(-dz) / np.sum(hit), (n_logits,)) * hit
+    dlogits = dlogits + np.broadcast_to(np.sum(-dz) / np.sum(hit, dtype=float_dtype(logits)), (n_logits,)) * hit
     return dlogits
