@@ -39,7 +39,7 @@ class _Liveness:
     """Backward liveness over structured code, recording interference between names."""
 
     def __init__(self):
-        self.edges: set[frozenset] = set()
+        self.edges: dict[str, set] = {}          # name -> names it interferes with (one direction or both)
 
     def block(self, stmts, live: set, loop_exit: set) -> set:
         for stmt in reversed(stmts):
@@ -49,9 +49,12 @@ class _Liveness:
     def interfere(self, stmt, defined: set, live_out: set):
         copies = dict(_copies(stmt))
         for w in defined:
-            for v in live_out:
-                if v != w and copies.get(w) != v:
-                    self.edges.add(frozenset((w, v)))
+            others = live_out - {w, copies.get(w)}
+            if others:
+                self.edges.setdefault(w, set()).update(others)
+
+    def interfering(self, a: str, b: str) -> bool:
+        return b in self.edges.get(a, ()) or a in self.edges.get(b, ())
 
     def stmt(self, stmt, live: set, loop_exit: set) -> set:
         if isinstance(stmt, ast.If):
@@ -112,7 +115,6 @@ def coalesce(fn: ast.FunctionDef, fixed: set = frozenset(), temporary: set = fro
                 for n in ast.walk(stmt.value) if isinstance(n, ast.Name)}
     liveness = _Liveness()
     liveness.block(fn.body, set(), set())
-    edges = liveness.edges
     classes = {}                                  # name -> representative
 
     def find(name):
@@ -130,7 +132,7 @@ def coalesce(fn: ast.FunctionDef, fixed: set = frozenset(), temporary: set = fro
         if a == b:
             continue
         group_a, group_b = members.get(a, {a}), members.get(b, {b})
-        if any(frozenset((x, y)) in edges for x in group_a for y in group_b):
+        if any(liveness.interfering(x, y) for x in group_a for y in group_b):
             continue
         named_a = {base_name(n) for n in group_a if n not in temporary}
         named_b = {base_name(n) for n in group_b if n not in temporary}

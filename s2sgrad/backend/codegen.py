@@ -10,11 +10,11 @@
 from __future__ import annotations
 
 import ast
-import copy
 import linecache
 import os
 
 from ..ir.syntax import keep_origin, names_read, note_of, origin_of, shape_of
+from ..ir.trees import copy_tree
 
 # The calls in generated code that are not pure, besides those of the generated functions a driver names
 # impure (the forward and backward functions of called user functions: they push, pop and run user code).
@@ -96,7 +96,7 @@ class _Unshare(ast.NodeTransformer):
 
     def visit(self, node):
         if id(node) in self.seen:
-            return copy.deepcopy(node)
+            return copy_tree(node)
         self.seen.add(id(node))
         return super().visit(node)
 
@@ -216,11 +216,14 @@ def drop_broadcasts(fn: ast.FunctionDef) -> ast.FunctionDef:
 
 
 def _drop_named_broadcasts(fn: ast.FunctionDef) -> None:
+    broadcasts = [n for n in ast.walk(fn) if isinstance(n, ast.Assign) and _broadcast_shape(n.value) is not None]
+    if not broadcasts:
+        return
     parents = {id(child): node for node in ast.walk(fn) for child in ast.iter_child_nodes(node)}
     assigned, written = _assigned(fn), _writes(fn)
-    for stmt in [n for n in ast.walk(fn) if isinstance(n, ast.Assign)]:
+    for stmt in broadcasts:
         shape = _broadcast_shape(stmt.value)
-        if shape is None or len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name) \
+        if len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name) \
                 or not isinstance(stmt.value.args[0], ast.Name) or stmt.value.args[0].id in written \
                 or assigned.get(stmt.targets[0].id) != 1:
             continue

@@ -26,7 +26,6 @@ Before lowering into the functional form, on the gast tree:
 from __future__ import annotations
 
 import builtins
-import copy
 from collections import Counter
 
 import gast
@@ -34,6 +33,7 @@ import numpy as np
 
 from .. import runtime
 from ..errors import UnsupportedSyntax
+from ..ir.trees import copy_tree
 from ..markers import checkpointed
 from .builtin_calls import BuiltinCalls
 from .comprehensions import hoisted
@@ -52,7 +52,7 @@ class _Substitute(gast.NodeTransformer):
         self.name, self.expr = name, expr
 
     def visit_Name(self, node):
-        return copy.deepcopy(self.expr) if node.id == self.name else node
+        return copy_tree(self.expr) if node.id == self.name else node
 
 
 def _names_dict(value) -> bool:
@@ -264,7 +264,7 @@ class Desugar:
                 raise self.error("reversed() of enumerate or zip is not reversible (Python raises TypeError)",
                                  iterable, "list them first: reversed(list(enumerate(x)))")
             setup, stop, element = self.iteration(inner, count, hint)
-            back = gast.BinOp(left=gast.BinOp(left=copy.deepcopy(stop), op=gast.Sub(), right=_const(1)),
+            back = gast.BinOp(left=gast.BinOp(left=copy_tree(stop), op=gast.Sub(), right=_const(1)),
                               op=gast.Sub(), right=_name(count))
             return setup, stop, _Substitute(count, back).visit(element)
         if callee is np.ndindex:                   # the index tuples, listed once
@@ -278,7 +278,7 @@ class Desugar:
             trips = self.names.reserve(f"{hint}_trips")
             setup.append(_assign(trips, _call(builtins.len, _name(keys))))
             key = gast.Subscript(value=_name(keys), slice=_name(count), ctx=gast.Load())
-            value = gast.Subscript(value=copy.deepcopy(mapping), slice=copy.deepcopy(key), ctx=gast.Load())
+            value = gast.Subscript(value=copy_tree(mapping), slice=copy_tree(key), ctx=gast.Load())
             element = {"keys": key, "values": value,
                        "items": gast.Tuple(elts=[key, value], ctx=gast.Load())}[iterable.func.attr]
             return setup, _name(trips), element
@@ -390,4 +390,4 @@ class Desugar:
 
 
 def _copy(stmts):
-    return [copy.deepcopy(s) for s in stmts]
+    return [copy_tree(s) for s in stmts]

@@ -253,6 +253,7 @@ class GradientModule:
         self.impure_functions: set[str] = set()  # callees' generated forward and backward functions: not pure
         self.structures: list[dict] = []        # per function being generated: its parameters' container kinds
         self.origin = ""
+        self.compiled_source = ""               # the source `compile` ran
 
     # ---------------------------------------------------------------- pipeline of one function
 
@@ -453,7 +454,8 @@ class GradientModule:
         namespace.update({k: getattr(runtime, k) for k in runtime.__all__})
         namespace.update({k: getattr(schedules, k) for k in ("Online", "Periodic", "Revolve")})
         namespace.update(self.user_globals())
-        return compile_module(self.source(), filename, namespace)
+        self.compiled_source = self.source()
+        return compile_module(self.compiled_source, filename, namespace)
 
 
 def _globals_read(function: ast.FunctionDef) -> set[str]:
