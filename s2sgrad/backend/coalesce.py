@@ -16,10 +16,11 @@ import ast
 
 from ..ir.names import RESERVED, base_name
 from ..ir.syntax import names_read, origin, origin_of
+from ..ir.trees import walk
 
 
 def _writes(node) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    return {n.id for n in walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
 
 def _copies(stmt) -> list[tuple[str, str]]:
@@ -111,8 +112,8 @@ def coalesce(fn: ast.FunctionDef, fixed: set = frozenset(), temporary: set = fro
     are versions of one variable: ``y = x`` keeps both names, ``y_1 = y`` does not.
     """
     params = {a.arg for a in fn.args.args}
-    returned = {n.id for stmt in ast.walk(fn) if isinstance(stmt, ast.Return) and stmt.value is not None
-                for n in ast.walk(stmt.value) if isinstance(n, ast.Name)}
+    returned = {n.id for stmt in walk(fn) if isinstance(stmt, ast.Return) and stmt.value is not None
+                for n in walk(stmt.value) if isinstance(n, ast.Name)}
     liveness = _Liveness()
     liveness.block(fn.body, set(), set())
     classes = {}                                  # name -> representative
@@ -123,7 +124,7 @@ def coalesce(fn: ast.FunctionDef, fixed: set = frozenset(), temporary: set = fro
         return name
 
     members: dict[str, set] = {}
-    stored = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    stored = {n.id for n in walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     copies = sorted(_all_copies(fn.body), key=lambda pair: base_name(pair[0]) != base_name(pair[1]))
     for target, source in copies:
         if source not in stored and source not in params:       # a global: another name would make it local
@@ -151,7 +152,7 @@ def coalesce(fn: ast.FunctionDef, fixed: set = frozenset(), temporary: set = fro
     representatives = {find(n) for n in stored | set(classes)}
     renames.update(_unversioned(fn, representatives - params - set(fixed), renames))
     if renames:
-        for node in ast.walk(fn):
+        for node in walk(fn):
             if isinstance(node, ast.Name) and node.id in renames:
                 node.id = renames[node.id]
         _drop_self_copies(fn)
@@ -188,7 +189,7 @@ def _drop_self_copies(node) -> None:
 
 def _unversioned(fn, representatives: set, renames: dict) -> dict:
     """``dh_1`` -> ``dh`` where no other name in the function is ``dh``."""
-    used = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)} | {a.arg for a in fn.args.args}
+    used = {n.id for n in walk(fn) if isinstance(n, ast.Name)} | {a.arg for a in fn.args.args}
     used = {renames.get(n, n) for n in used}
     out = {}
     for rep in sorted(representatives):

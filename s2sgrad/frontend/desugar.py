@@ -33,7 +33,7 @@ import numpy as np
 
 from .. import runtime
 from ..errors import UnsupportedSyntax
-from ..ir.trees import copy_tree
+from ..ir.trees import copy_tree, walk
 from ..markers import checkpointed
 from .builtin_calls import BuiltinCalls
 from .comprehensions import hoisted
@@ -76,18 +76,18 @@ class Desugar:
     def __init__(self, parsed, names, dicts=()):
         self.parsed = parsed
         self.names = names
-        self.assigned = {n.id for n in gast.walk(parsed.tree) if isinstance(n, gast.Name)
+        self.assigned = {n.id for n in walk(parsed.tree) if isinstance(n, gast.Name)
                          and isinstance(n.ctx, (gast.Store, gast.Param))}
-        self.stored = {n.id for n in gast.walk(parsed.tree)
+        self.stored = {n.id for n in walk(parsed.tree)
                        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
-        made = [n.targets[0].id for n in gast.walk(parsed.tree) if isinstance(n, gast.Assign)
+        made = [n.targets[0].id for n in walk(parsed.tree) if isinstance(n, gast.Assign)
                 and len(n.targets) == 1 and isinstance(n.targets[0], gast.Name)
                 and (isinstance(n.value, (gast.Dict, gast.DictComp)) or _names_dict(n.value))]
-        stores = Counter(n.id for n in gast.walk(parsed.tree) if isinstance(n, gast.Name)
+        stores = Counter(n.id for n in walk(parsed.tree) if isinstance(n, gast.Name)
                          and isinstance(n.ctx, gast.Store))
         # dict parameters never rebound, and locals only ever bound to a dict display or dict(...)
         self.dicts = set(dicts) - self.stored | {n for n in made if stores[n] == made.count(n)}
-        self.loads = Counter(n.id for n in gast.walk(parsed.tree) if isinstance(n, gast.Name)
+        self.loads = Counter(n.id for n in walk(parsed.tree) if isinstance(n, gast.Name)
                              and isinstance(n.ctx, gast.Load))
         self.builtin_calls = BuiltinCalls(self)
 
@@ -146,7 +146,7 @@ class Desugar:
         """Names `loop` binds that the function may read elsewhere (after it): Python keeps a loop's last
         binding, or has none where no trip ran."""
         parts = [loop.body, [loop.target, loop.iter] if isinstance(loop, gast.For) else [loop.test]]
-        nodes = [n for part in parts for node in part for n in gast.walk(node)]     # (not its else block)
+        nodes = [n for part in parts for node in part for n in walk(node)]     # (not its else block)
         inside = Counter(n.id for n in nodes if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load))
         bound = {n.id for n in nodes if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
         return {n for n in bound if self.loads[n] > inside[n]}
@@ -166,7 +166,7 @@ class Desugar:
         hint = loop.target.id if isinstance(loop.target, gast.Name) else "item"
         count = self.names.reserve(f"{hint}_count")
         loop.iter, schedule = self.checkpoint_marker(loop.iter)
-        self.rebound = {n.id for s in loop.body for n in gast.walk(s)
+        self.rebound = {n.id for s in loop.body for n in walk(s)
                         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
         setup, stop, element = self.iteration(loop.iter, count, hint)
         test = gast.Compare(left=_name(count), ops=[gast.Lt()], comparators=[stop])

@@ -30,7 +30,7 @@ from ..errors import S2SGradError, UnsupportedSyntax
 from ..ir import primitives
 from ..ir.names import Names
 from ..ir.nodes import Assign, Const, Function, Op, Var, assignments, to_source
-from ..ir.trees import copy_tree
+from ..ir.trees import copy_tree, walk
 from .aliasing import Aliasing
 from .assignments import Assignments
 from .callables import Callables
@@ -135,7 +135,7 @@ def lowered_source(fn, scalars=(), vectors=()) -> str:
 
 
 def _identifiers(tree) -> set[str]:
-    return {n.id for n in gast.walk(tree) if isinstance(n, gast.Name)}
+    return {n.id for n in walk(tree) if isinstance(n, gast.Name)}
 
 
 class Lowerer:

@@ -66,6 +66,7 @@ from ..ir.syntax import function as _function
 from ..ir.syntax import name as _name
 from ..ir.syntax import origin, origin_of
 from ..ir.syntax import store as _store
+from ..ir.trees import walk
 from ..optimizations import ALL
 from ..transforms.reverse import Reverse
 from ..transforms.reverse.assignments import rule_label
@@ -162,7 +163,7 @@ GRADIENT_PASSES: tuple[Pass, ...] = (
 
 def imports(functions: list) -> str:
     """The import lines the generated functions need, and no others."""
-    used = {n.id for f in functions for n in ast.walk(f) if isinstance(n, ast.Name)}
+    used = {n.id for f in functions for n in walk(f) if isinstance(n, ast.Name)}
     lines = [line for name, line in (("math", "import math"), ("np", "import numpy as np")) if name in used]
     lines.append("from s2sgrad.runtime import *")
     schedules = [s for s in SCHEDULES if s in used]
@@ -269,8 +270,8 @@ class GradientModule:
         """Record the user globals `lowered` names. No function of the module will take a name it uses
         (a global's, a local's), but for its nested defs', which are the module's functions."""
         tree = lowered.source.tree
-        nested = {n.name for n in gast.walk(tree) if isinstance(n, gast.FunctionDef) and n is not tree}
-        self.names.reserved |= names.taken | {n.id for n in gast.walk(tree) if isinstance(n, gast.Name)} - nested
+        nested = {n.name for n in walk(tree) if isinstance(n, gast.FunctionDef) and n is not tree}
+        self.names.reserved |= names.taken | {n.id for n in walk(tree) if isinstance(n, gast.Name)} - nested
         for atom in _all_atoms(lowered.body, lowered.result):
             if isinstance(atom, Global):
                 root = re.split(r"[.\[]", atom.name)[0]        # (ACTS['relu']: a function picked from ACTS)
@@ -423,7 +424,7 @@ class GradientModule:
         result = grads[0] if len(grads) == 1 else ast.Tuple(grads, ast.Load())
         # the record: what the backward function reads before it assigns it (a value it pops, or that its
         # branch or loop computes itself, is not recorded)
-        forward_defined = set(lowered.params) | {n.id for s in sweeps.forward for n in ast.walk(s)
+        forward_defined = set(lowered.params) | {n.id for s in sweeps.forward for n in walk(s)
                                                  if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
         needed = sorted(live_in([*sweeps.backward, ast.Return(result)]) & forward_defined - {sweeps.seed})
         _bind_on_every_path(sweeps.forward, set(needed), set(lowered.params))
@@ -462,7 +463,7 @@ def _globals_read(function: ast.FunctionDef) -> set[str]:
     """The names `function` reads that it does not bind itself."""
     bound = {a.arg for a in function.args.args}
     read = set()
-    for node in ast.walk(function):
+    for node in walk(function):
         if isinstance(node, ast.Name):
             (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
     return read - bound
@@ -489,7 +490,7 @@ def _bind_on_every_path(block: list, names: set, bound: set) -> set:
             block[at:at] = [_assign_none(n, stmt) for n in sorted((inside - bound) & names)]
             bound |= inside
         else:
-            bound |= {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+            bound |= {n.id for n in walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     return bound
 
 
@@ -524,7 +525,7 @@ def _output_check(sweeps, lowered, analysis) -> ast.stmt:
     an array of one element and its adjoint is used, ``dout = output_seed(out, dout, 'f')``, which also shapes
     the seed like the output."""
     seed_used = any(isinstance(node, ast.Name) and node.id == sweeps.seed
-                    for stmt in sweeps.backward for node in ast.walk(stmt))
+                    for stmt in sweeps.backward for node in walk(stmt))
     if not seed_used or isinstance(lowered.result, Var) and analysis.shapes.is_scalar(lowered.result):
         return ast.Expr(_call("check_scalar", sweeps.result, ast.Constant(lowered.name)))
     return ast.Assign([_store(sweeps.seed)], _call("output_seed", sweeps.result, _name(sweeps.seed),

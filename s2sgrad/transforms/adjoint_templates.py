@@ -24,7 +24,7 @@ from ..ir import primitives
 from ..ir.nodes import Const, Op, Var
 from ..ir.syntax import np_call as _np_call
 from ..ir.syntax import with_shape
-from ..ir.trees import copy_tree
+from ..ir.trees import copy_tree, walk
 from ..optimizations import ALL
 from ..rules.registry import Rule, refusal
 from .templates import Simplify, Substitute, bind, drop_dead, materialize
@@ -92,7 +92,7 @@ def expand(rule: Rule, op: Op, result: str, adjoint: ast.expr, is_active, names,
     binding = bind(rule, op)
     temps = {}
     for stmt in rule.body:
-        for node in ast.walk(stmt):
+        for node in walk(stmt):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id not in temps \
                     and node.id not in binding.atoms:
                 temps[node.id] = ast.Name(names.fresh(node.id, temporary=True), ast.Load())

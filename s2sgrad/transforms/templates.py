@@ -33,7 +33,7 @@ from ..errors import S2SGradError
 from ..ir import primitives
 from ..ir.nodes import Const, Op, Var, atom_expr
 from ..ir.syntax import names_read
-from ..ir.trees import copy_tree
+from ..ir.trees import copy_tree, walk
 from ..rules.registry import Rule
 
 
@@ -134,7 +134,7 @@ _FOLDABLE = (ast.Constant, ast.Tuple, ast.List, ast.BinOp, ast.Compare, ast.Bool
 
 def fold(node: ast.expr) -> ast.expr:
     """An operation on constants as its value (``None in (None, 'fro')`` -> ``True``), else `node`."""
-    if not all(isinstance(n, _FOLDABLE) for n in ast.walk(node)):
+    if not all(isinstance(n, _FOLDABLE) for n in walk(node)):
         return node
     try:
         with warnings.catch_warnings():               # ("2.0 is not None" is a test on constants too)
