@@ -116,11 +116,11 @@ def fold(fn: ast.FunctionDef, foldable: set[str], impure_calls: frozenset[str] =
         def f(x):
             return np.sin(x) * 2
     """
-    while True:
-        uses = _uses(fn)
-        assigned = _assigned(fn)
-        if not _fold_block(fn.body, uses, assigned, foldable, impure_calls):
-            break
+    # (counted once: a fold moves an expression, so the counts stay those of every name but the one folded away)
+    uses = _uses(fn)
+    assigned = _assigned(fn)
+    while _fold_block(fn.body, uses, assigned, foldable, impure_calls):
+        pass
     for node in walk(fn):
         for field in ("body", "orelse"):
             block = getattr(node, field, None)
