@@ -12,8 +12,8 @@ Three programs, each written to a module file of its own so that ``inspect.getso
   on small inputs, ``HSTEP`` a module constant.
 
 Each measurement runs in a new Python process (no generated code cached): it imports NumPy, then s2sgrad
-(timed: the import time), builds the arguments, and times ``sg.grad(f)(*args)`` (CPU time). The stages of generation are
-timed in the same call by wrapping the pipeline's functions (each stage's own time, the stages it calls
+(timed: the import time), builds the arguments, and times ``sg.grad(f)(*args)`` (CPU time). The stages of
+generation are timed in the same call by wrapping the pipeline's functions (each stage's own time, the stages it calls
 subtracted): parse (``inspect.getsource`` and gast), lower, analyze, reverse (both sweeps), each pass of
 ``GRADIENT_PASSES``, unparse, compile, and the first run of the generated code. The table gives the median
 over the runs of each column. With ``--before REV`` (default ``main``) the ``s2sgrad`` package of that git
@@ -372,9 +372,9 @@ def profile(program: str, module_dir: str, sort: str) -> None:
 REPORT = """# First call of a gradient: generate, compile, run
 
 `python -m benchmarks.first_call` (see its docstring): the CPU time (`time.process_time`) of the first call of
-`sg.grad(f)(*args)` in a fresh process, median of {runs} processes per program and version, interleaved. "before" is the `s2sgrad` package of git revision
-`{before}`, "after" this checkout, both measured in the same run. Import time of s2sgrad (NumPy already imported) is
-not part of the first call. Machine: {machine}.
+`sg.grad(f)(*args)` in a fresh process, median of {runs} processes per program and version, interleaved.
+"before" is the `s2sgrad` package of git revision `{before}`, "after" this checkout, both measured in the same
+run. Import time of s2sgrad (NumPy already imported) is not part of the first call. Machine: {machine}.
 
 {summary}
 
