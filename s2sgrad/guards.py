@@ -51,6 +51,7 @@ class _Reads:
         # (id(container), name, attributes) -> [container, cell?, name, attributes, value]
         self.places: dict = {}
         self.functions: dict = {}        # id(function) -> (function, its state)
+        self.memo: dict = {}             # what the generation computed once from that world (see `memo`)
 
 
 @contextmanager
@@ -62,6 +63,13 @@ def recording():
         yield reads
     finally:
         _RECORDERS.remove(reads)
+        reads.memo.clear()
+
+
+def memo() -> dict | None:
+    """A dict living as long as the innermost recording in progress (None outside one), for what a stage computes
+    from the user's world alone: that world is the one the recording sees throughout."""
+    return _RECORDERS[-1].memo if _RECORDERS else None
 
 
 def note(container, name: str, value, attributes: str = "") -> None:

@@ -17,6 +17,7 @@ from ..frontend.views import is_mutable, view_of
 from ..ir import primitives
 from ..ir.nodes import Assign, Global, If, Op, Var, While
 from ..ir.syntax import is_plumbing
+from ..ir.trees import walk
 
 MUTATIONS = {primitives.setitem, primitives.list_append}
 CONTAINERS = {primitives.seq_getitem, primitives.make_tuple, primitives.make_list}
@@ -114,7 +115,7 @@ def _without_plumbing(code: list) -> list:
             continue
         for field in ("body", "orelse"):
             inner = getattr(stmt, field, None)
-            if isinstance(inner, list) and any(is_plumbing(s) for s in ast.walk(stmt)):
+            if isinstance(inner, list) and any(is_plumbing(s) for s in walk(stmt)):
                 stmt = _copy_without(stmt)
                 break
         kept.append(stmt)
@@ -135,18 +136,18 @@ def value_reads(code: list) -> set[str]:
     code = _without_plumbing(code)
     shape_only = set()
     for stmt in code:
-        for node in ast.walk(stmt):
+        for node in walk(stmt):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in SHAPE_ONLY:
                 k = SHAPE_ONLY[node.func.id]
                 if len(node.args) > k and isinstance(node.args[k], ast.Name):
                     shape_only.add(id(node.args[k]))
-    return {n.id for stmt in code for n in ast.walk(stmt)
+    return {n.id for stmt in code for n in walk(stmt)
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and id(n) not in shape_only}
 
 
 def in_place_writes(fn, backward: list) -> set[str]:
     """The names of the written objects (sources of setitem/list_append) that may be written in place."""
-    all_reads = {n.id for stmt in _without_plumbing(backward) for n in ast.walk(stmt)
+    all_reads = {n.id for stmt in _without_plumbing(backward) for n in walk(stmt)
                  if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
     lists = _safe(fn, all_reads, _Aliases(deep=False), primitives.list_append)
     arrays = _safe(fn, value_reads(backward), _Aliases(deep=True), primitives.setitem)

@@ -204,7 +204,7 @@ def generated_entry(f, wrt: list[str], mode: str, kinds: tuple, verbose: bool, d
         namespace = module.compile(filename)
     fn = namespace[node.name]
     fn.__defaults__ = _defaults(f) + fn.__defaults__ if fn.__defaults__ else _defaults(f)
-    fn.source = module.source()
+    fn.source = module.compiled_source
     guards.forget_lines_with(fn, filename)
     if verbose:
         print(fn.source)
@@ -343,7 +343,7 @@ def forward_generated(f, wrt: list[str], kinds: tuple = (), verbose: bool = Fals
                           dict(zip(params, dtypes)) if dtypes is not None else None)
         namespace = module.compile(f"<s2sgrad {node.name}>")
     fn = namespace[node.name]
-    fn.source = module.source()
+    fn.source = module.compiled_source
     if verbose:
         print(fn.source)
     cache.put(f, key, (guards.Guard(reads, namespace, module.renamed), fn))

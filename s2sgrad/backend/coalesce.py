@@ -16,10 +16,11 @@ import ast
 
 from ..ir.names import RESERVED, base_name
 from ..ir.syntax import names_read, origin, origin_of
+from ..ir.trees import walk
 
 
 def _writes(node) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    return {n.id for n in walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
 
 def _copies(stmt) -> list[tuple[str, str]]:
@@ -39,7 +40,7 @@ class _Liveness:
     """Backward liveness over structured code, recording interference between names."""
 
     def __init__(self):
-        self.edges: set[frozenset] = set()
+        self.edges: dict[str, set] = {}          # name -> names it interferes with (one direction or both)
 
     def block(self, stmts, live: set, loop_exit: set) -> set:
         for stmt in reversed(stmts):
@@ -49,9 +50,12 @@ class _Liveness:
     def interfere(self, stmt, defined: set, live_out: set):
         copies = dict(_copies(stmt))
         for w in defined:
-            for v in live_out:
-                if v != w and copies.get(w) != v:
-                    self.edges.add(frozenset((w, v)))
+            others = live_out - {w, copies.get(w)}
+            if others:
+                self.edges.setdefault(w, set()).update(others)
+
+    def interfering(self, a: str, b: str) -> bool:
+        return b in self.edges.get(a, ()) or a in self.edges.get(b, ())
 
     def stmt(self, stmt, live: set, loop_exit: set) -> set:
         if isinstance(stmt, ast.If):
@@ -108,11 +112,10 @@ def coalesce(fn: ast.FunctionDef, fixed: set = frozenset(), temporary: set = fro
     are versions of one variable: ``y = x`` keeps both names, ``y_1 = y`` does not.
     """
     params = {a.arg for a in fn.args.args}
-    returned = {n.id for stmt in ast.walk(fn) if isinstance(stmt, ast.Return) and stmt.value is not None
-                for n in ast.walk(stmt.value) if isinstance(n, ast.Name)}
+    returned = {n.id for stmt in walk(fn) if isinstance(stmt, ast.Return) and stmt.value is not None
+                for n in walk(stmt.value) if isinstance(n, ast.Name)}
     liveness = _Liveness()
     liveness.block(fn.body, set(), set())
-    edges = liveness.edges
     classes = {}                                  # name -> representative
 
     def find(name):
@@ -121,7 +124,7 @@ def coalesce(fn: ast.FunctionDef, fixed: set = frozenset(), temporary: set = fro
         return name
 
     members: dict[str, set] = {}
-    stored = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    stored = {n.id for n in walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     copies = sorted(_all_copies(fn.body), key=lambda pair: base_name(pair[0]) != base_name(pair[1]))
     for target, source in copies:
         if source not in stored and source not in params:       # a global: another name would make it local
@@ -130,7 +133,7 @@ def coalesce(fn: ast.FunctionDef, fixed: set = frozenset(), temporary: set = fro
         if a == b:
             continue
         group_a, group_b = members.get(a, {a}), members.get(b, {b})
-        if any(frozenset((x, y)) in edges for x in group_a for y in group_b):
+        if any(liveness.interfering(x, y) for x in group_a for y in group_b):
             continue
         named_a = {base_name(n) for n in group_a if n not in temporary}
         named_b = {base_name(n) for n in group_b if n not in temporary}
@@ -149,7 +152,7 @@ def coalesce(fn: ast.FunctionDef, fixed: set = frozenset(), temporary: set = fro
     representatives = {find(n) for n in stored | set(classes)}
     renames.update(_unversioned(fn, representatives - params - set(fixed), renames))
     if renames:
-        for node in ast.walk(fn):
+        for node in walk(fn):
             if isinstance(node, ast.Name) and node.id in renames:
                 node.id = renames[node.id]
         _drop_self_copies(fn)
@@ -186,7 +189,7 @@ def _drop_self_copies(node) -> None:
 
 def _unversioned(fn, representatives: set, renames: dict) -> dict:
     """``dh_1`` -> ``dh`` where no other name in the function is ``dh``."""
-    used = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)} | {a.arg for a in fn.args.args}
+    used = {n.id for n in walk(fn) if isinstance(n, ast.Name)} | {a.arg for a in fn.args.args}
     used = {renames.get(n, n) for n in used}
     out = {}
     for rep in sorted(representatives):

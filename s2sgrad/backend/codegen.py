@@ -10,12 +10,12 @@
 from __future__ import annotations
 
 import ast
-import copy
 import linecache
 import os
 
 from ..ir.sizes import printed
 from ..ir.syntax import keep_origin, names_read, note_of, origin_of, shape_of
+from ..ir.trees import copy_tree, walk
 
 # The calls in generated code that are not pure, besides those of the generated functions a driver names
 # impure (the forward and backward functions of called user functions: they push, pop and run user code).
@@ -24,7 +24,7 @@ IMPURE = {"push", "pop", "print", "assert_true", "append"}
 
 def _uses(tree) -> dict[str, int]:
     counts: dict[str, int] = {}
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             counts[node.id] = counts.get(node.id, 0) + 1
     return counts
@@ -32,7 +32,7 @@ def _uses(tree) -> dict[str, int]:
 
 def _assigned(tree) -> dict[str, int]:
     counts: dict[str, int] = {}
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             counts[node.id] = counts.get(node.id, 0) + 1
         elif isinstance(node, ast.arg):
@@ -41,7 +41,7 @@ def _assigned(tree) -> dict[str, int]:
 
 
 def _is_pure(expr, impure_calls: frozenset[str]) -> bool:
-    for node in ast.walk(expr):
+    for node in walk(expr):
         if isinstance(node, ast.Call):
             func = node.func
             name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
@@ -53,7 +53,7 @@ def _is_pure(expr, impure_calls: frozenset[str]) -> bool:
 def _writes(node) -> set[str]:
     """The names `node` binds, and those it changes in place (``y[i] = v`` and ``y[i] += v`` change y)."""
     names = set()
-    for n in ast.walk(node):
+    for n in walk(node):
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
             names.add(n.id)
         elif isinstance(n, (ast.Subscript, ast.Attribute)) and isinstance(n.ctx, ast.Store):
@@ -97,7 +97,7 @@ class _Unshare(ast.NodeTransformer):
 
     def visit(self, node):
         if id(node) in self.seen:
-            return copy.deepcopy(node)
+            return copy_tree(node)
         self.seen.add(id(node))
         return super().visit(node)
 
@@ -117,12 +117,12 @@ def fold(fn: ast.FunctionDef, foldable: set[str], impure_calls: frozenset[str] =
         def f(x):
             return np.sin(x) * 2
     """
-    while True:
-        uses = _uses(fn)
-        assigned = _assigned(fn)
-        if not _fold_block(fn.body, uses, assigned, foldable, impure_calls):
-            break
-    for node in ast.walk(fn):
+    # (counted once: a fold moves an expression, so the counts stay those of every name but the one folded away)
+    uses = _uses(fn)
+    assigned = _assigned(fn)
+    while _fold_block(fn.body, uses, assigned, foldable, impure_calls):
+        pass
+    for node in walk(fn):
         for field in ("body", "orelse"):
             block = getattr(node, field, None)
             if isinstance(block, list) and block and isinstance(node, ast.While):
@@ -221,28 +221,31 @@ def drop_broadcasts(fn: ast.FunctionDef) -> ast.FunctionDef:
 
 
 def _drop_named_broadcasts(fn: ast.FunctionDef) -> None:
-    parents = {id(child): node for node in ast.walk(fn) for child in ast.iter_child_nodes(node)}
+    broadcasts = [n for n in walk(fn) if isinstance(n, ast.Assign) and _broadcast_shape(n.value) is not None]
+    if not broadcasts:
+        return
+    parents = {id(child): node for node in walk(fn) for child in ast.iter_child_nodes(node)}
     assigned, written = _assigned(fn), _writes(fn)
-    for stmt in [n for n in ast.walk(fn) if isinstance(n, ast.Assign)]:
+    for stmt in broadcasts:
         shape = _broadcast_shape(stmt.value)
-        if shape is None or len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name) \
+        if len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name) \
                 or not isinstance(stmt.value.args[0], ast.Name) or stmt.value.args[0].id in written \
                 or assigned.get(stmt.targets[0].id) != 1:
             continue
         names, copies = {stmt.targets[0].id}, []
-        for other in ast.walk(fn):                 # copies of it: d = g
+        for other in walk(fn):                 # copies of it: d = g
             if isinstance(other, ast.Assign) and isinstance(other.value, ast.Name) and other.value.id in names \
                     and len(other.targets) == 1 and isinstance(other.targets[0], ast.Name) \
                     and assigned.get(other.targets[0].id) == 1:
                 names.add(other.targets[0].id)
                 copies.append(other)
-        reads = [n for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+        reads = [n for n in walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
                  and n.id in names and not any(n is c.value for c in copies)]
         if reads and all(_factor_of_shape(read, shape, parents) for read in reads):
             for read in reads:
                 read.id = stmt.value.args[0].id
             dropped = {id(stmt)} | {id(c) for c in copies}
-            for node in ast.walk(fn):
+            for node in walk(fn):
                 for field in ("body", "orelse"):
                     block = getattr(node, field, None)
                     if isinstance(block, list) and any(id(b) in dropped for b in block):
@@ -266,11 +269,11 @@ def merge_collections(fn: ast.FunctionDef) -> ast.FunctionDef:
 
     Such a list is made empty before its loop and made an array after it: assigned twice."""
     made = {}                                     # list name -> times assigned
-    for node in ast.walk(fn):
+    for node in walk(fn):
         for target in _writes(node) if isinstance(node, (ast.Assign, ast.AugAssign)) else ():
             made[target] = made.get(target, 0) + 1
     renames = {}
-    for loop in (n for n in ast.walk(fn) if isinstance(n, (ast.For, ast.While))):
+    for loop in (n for n in walk(fn) if isinstance(n, (ast.For, ast.While))):
         collected = {}
         kept = []
         for stmt in loop.body:
@@ -301,7 +304,7 @@ def merge_collections(fn: ast.FunctionDef) -> ast.FunctionDef:
             out.append(stmt)
         return out
     fn.body = drop(fn.body)
-    for node in ast.walk(fn):
+    for node in walk(fn):
         if isinstance(node, ast.Name) and node.id in renames:
             node.id = renames[node.id]
     return fn

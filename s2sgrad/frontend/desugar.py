@@ -26,7 +26,6 @@ Before lowering into the functional form, on the gast tree:
 from __future__ import annotations
 
 import builtins
-import copy
 from collections import Counter
 
 import gast
@@ -34,6 +33,7 @@ import numpy as np
 
 from .. import runtime
 from ..errors import UnsupportedSyntax
+from ..ir.trees import copy_tree, walk
 from ..markers import checkpointed
 from .builtin_calls import BuiltinCalls
 from .comprehensions import hoisted
@@ -52,7 +52,7 @@ class _Substitute(gast.NodeTransformer):
         self.name, self.expr = name, expr
 
     def visit_Name(self, node):
-        return copy.deepcopy(self.expr) if node.id == self.name else node
+        return copy_tree(self.expr) if node.id == self.name else node
 
 
 def _names_dict(value) -> bool:
@@ -76,18 +76,18 @@ class Desugar:
     def __init__(self, parsed, names, dicts=()):
         self.parsed = parsed
         self.names = names
-        self.assigned = {n.id for n in gast.walk(parsed.tree) if isinstance(n, gast.Name)
+        self.assigned = {n.id for n in walk(parsed.tree) if isinstance(n, gast.Name)
                          and isinstance(n.ctx, (gast.Store, gast.Param))}
-        self.stored = {n.id for n in gast.walk(parsed.tree)
+        self.stored = {n.id for n in walk(parsed.tree)
                        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
-        made = [n.targets[0].id for n in gast.walk(parsed.tree) if isinstance(n, gast.Assign)
+        made = [n.targets[0].id for n in walk(parsed.tree) if isinstance(n, gast.Assign)
                 and len(n.targets) == 1 and isinstance(n.targets[0], gast.Name)
                 and (isinstance(n.value, (gast.Dict, gast.DictComp)) or _names_dict(n.value))]
-        stores = Counter(n.id for n in gast.walk(parsed.tree) if isinstance(n, gast.Name)
+        stores = Counter(n.id for n in walk(parsed.tree) if isinstance(n, gast.Name)
                          and isinstance(n.ctx, gast.Store))
         # dict parameters never rebound, and locals only ever bound to a dict display or dict(...)
         self.dicts = set(dicts) - self.stored | {n for n in made if stores[n] == made.count(n)}
-        self.loads = Counter(n.id for n in gast.walk(parsed.tree) if isinstance(n, gast.Name)
+        self.loads = Counter(n.id for n in walk(parsed.tree) if isinstance(n, gast.Name)
                              and isinstance(n.ctx, gast.Load))
         self.builtin_calls = BuiltinCalls(self)
 
@@ -146,7 +146,7 @@ class Desugar:
         """Names `loop` binds that the function may read elsewhere (after it): Python keeps a loop's last
         binding, or has none where no trip ran."""
         parts = [loop.body, [loop.target, loop.iter] if isinstance(loop, gast.For) else [loop.test]]
-        nodes = [n for part in parts for node in part for n in gast.walk(node)]     # (not its else block)
+        nodes = [n for part in parts for node in part for n in walk(node)]     # (not its else block)
         inside = Counter(n.id for n in nodes if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load))
         bound = {n.id for n in nodes if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
         return {n for n in bound if self.loads[n] > inside[n]}
@@ -166,7 +166,7 @@ class Desugar:
         hint = loop.target.id if isinstance(loop.target, gast.Name) else "item"
         count = self.names.reserve(f"{hint}_count")
         loop.iter, schedule = self.checkpoint_marker(loop.iter)
-        self.rebound = {n.id for s in loop.body for n in gast.walk(s)
+        self.rebound = {n.id for s in loop.body for n in walk(s)
                         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
         setup, stop, element = self.iteration(loop.iter, count, hint)
         test = gast.Compare(left=_name(count), ops=[gast.Lt()], comparators=[stop])
@@ -264,7 +264,7 @@ class Desugar:
                 raise self.error("reversed() of enumerate or zip is not reversible (Python raises TypeError)",
                                  iterable, "list them first: reversed(list(enumerate(x)))")
             setup, stop, element = self.iteration(inner, count, hint)
-            back = gast.BinOp(left=gast.BinOp(left=copy.deepcopy(stop), op=gast.Sub(), right=_const(1)),
+            back = gast.BinOp(left=gast.BinOp(left=copy_tree(stop), op=gast.Sub(), right=_const(1)),
                               op=gast.Sub(), right=_name(count))
             return setup, stop, _Substitute(count, back).visit(element)
         if callee is np.ndindex:                   # the index tuples, listed once
@@ -278,7 +278,7 @@ class Desugar:
             trips = self.names.reserve(f"{hint}_trips")
             setup.append(_assign(trips, _call(builtins.len, _name(keys))))
             key = gast.Subscript(value=_name(keys), slice=_name(count), ctx=gast.Load())
-            value = gast.Subscript(value=copy.deepcopy(mapping), slice=copy.deepcopy(key), ctx=gast.Load())
+            value = gast.Subscript(value=copy_tree(mapping), slice=copy_tree(key), ctx=gast.Load())
             element = {"keys": key, "values": value,
                        "items": gast.Tuple(elts=[key, value], ctx=gast.Load())}[iterable.func.attr]
             return setup, _name(trips), element
@@ -390,4 +390,4 @@ class Desugar:
 
 
 def _copy(stmts):
-    return [copy.deepcopy(s) for s in stmts]
+    return [copy_tree(s) for s in stmts]

@@ -38,6 +38,7 @@ import gast
 
 from .. import runtime
 from ..ir.nodes import Const, Global, Op, Var
+from ..ir.trees import walk
 from .functions import LiftedFunction, is_recomputed, is_user_function
 from .parse import parse_function
 from .views import is_mutable
@@ -69,8 +70,8 @@ def summarize_effects(aliasing, tree, params: list) -> Effects:
     """What a call of the function lowered from `tree` does to its arguments' objects (see `Effects`), as
     `aliasing` found while lowering it; `params`: its parameters, then its free variables."""
     written, result, result_global, only_own = parameter_effects(aliasing, params)
-    stored = {n.id for n in gast.walk(tree) if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del))}
-    returns = sum(isinstance(n, gast.Return) for n in gast.walk(tree))
+    stored = {n.id for n in walk(tree) if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del))}
+    returns = sum(isinstance(n, gast.Return) for n in walk(tree))
     rebindable = {i for i in only_own if params[i] not in stored
                   and returns <= 1}    # (a version returned from inside a branch would be recorded
     #                                    where the backward function cannot read it)
@@ -193,7 +194,7 @@ class UserCalls:
     def rebound_in(self, loop) -> list:
         """The variables calls in `loop` rebind to a changed parameter's final version (so loop variables)."""
         found = []
-        for node in gast.walk(loop):
+        for node in walk(loop):
             if isinstance(node, gast.Call) and self.callee_of(node) is not None:
                 effects = self.call_effects(node)
                 found += [a.id for i, a in effects.written if i in effects.rebindable and isinstance(a, gast.Name)]

@@ -22,15 +22,15 @@ loops to `control_flow.ControlFlow`, nested defs to `closures.lift`.
 from __future__ import annotations
 
 import ast
-import copy
 
 import gast
 
-from .. import runtime
+from .. import guards, runtime
 from ..errors import S2SGradError, UnsupportedSyntax
 from ..ir import primitives
 from ..ir.names import Names
 from ..ir.nodes import Assign, Const, Function, Op, Var, assignments, to_source
+from ..ir.trees import copy_tree, walk
 from .aliasing import Aliasing
 from .assignments import Assignments
 from .callables import Callables
@@ -51,18 +51,27 @@ primitives.INTERNAL[assert_true] = "assert_true"
 
 
 _ANALYSING: set = set()                          # ids of the user functions whose effects are being found
-_FOUND: dict = {}                                # id -> (function, Effects), while an outermost analysis runs
+_FOUND: dict = {}                                # id -> (function, Effects, cut?), while an outermost analysis runs
+_CUT = [0]                                       # counts the results that met a recursive call (found None for it)
 
 
 def effects_of(fn) -> Effects | None:
     """The `Effects` of calling `fn` (a LiftedFunction or a user function), found by lowering it; None
     for a function being analysed (a recursive call, refused later) or one that cannot be lowered (its
-    error comes when it is transformed). Each function is lowered once per outermost analysis."""
+    error comes when it is transformed). Each function is lowered once per outermost analysis, and once per
+    generation (`guards.memo`) where its analysis met no recursive call."""
     if id(fn) in _ANALYSING:
+        _CUT[0] += 1
         return None
     if id(fn) in _FOUND:
-        return _FOUND[id(fn)][1]
+        _, effects, cut = _FOUND[id(fn)]
+        _CUT[0] += cut
+        return effects
+    memo = guards.memo()
+    if memo is not None and ("effects", id(fn)) in memo:
+        return memo["effects", id(fn)][1]
     outermost = not _ANALYSING
+    cuts = _CUT[0]
     _ANALYSING.add(id(fn))
     try:
         if isinstance(fn, LiftedFunction):
@@ -76,7 +85,9 @@ def effects_of(fn) -> Effects | None:
         effects = None
     finally:
         _ANALYSING.discard(id(fn))
-    _FOUND[id(fn)] = (fn, effects)
+    _FOUND[id(fn)] = (fn, effects, _CUT[0] != cuts)
+    if memo is not None and _CUT[0] == cuts:
+        memo["effects", id(fn)] = (fn, effects)
     if outermost:
         _FOUND.clear()
     return effects
@@ -124,7 +135,7 @@ def lowered_source(fn, scalars=(), vectors=()) -> str:
 
 
 def _identifiers(tree) -> set[str]:
-    return {n.id for n in gast.walk(tree) if isinstance(n, gast.Name)}
+    return {n.id for n in walk(tree) if isinstance(n, gast.Name)}
 
 
 class Lowerer:
@@ -279,7 +290,7 @@ class Lowerer:
             self.env[name] = name
             self.aliasing.bind(name, name)
         self.env.update(self.statics)
-        body = Desugar(self.parsed, self.names, self.dicts).function(copy.deepcopy(tree.body))
+        body = Desugar(self.parsed, self.names, self.dicts).function(copy_tree(tree.body))
         result = self.block(body)
         self.effects = summarize_effects(self.aliasing, tree, [a.id for a in args.args] + list(extra_params))
         function = Function(tree.name, params, self.out, result, self.parsed.location(tree), self.parsed)

@@ -90,10 +90,19 @@ class ParsedFunction:
 
 def call_signature(fn) -> inspect.Signature:
     """The signature calls of `fn` bind to: its own, or, for a wrapper that takes ``*args``/``**kwargs`` and
-    names the function it wraps in ``__wrapped__`` (``functools.wraps``), that function's."""
+    names the function it wraps in ``__wrapped__`` (``functools.wraps``), that function's. (Found once per
+    generation.)"""
+    memo = guards.memo()
+    found = memo.get(("signature", id(fn))) if memo is not None else None
+    if found is not None and found[0] is fn:
+        return found[1]
     if guards.passes_arguments_on(fn) and hasattr(fn, "__wrapped__"):
-        return inspect.signature(fn)
-    return inspect.signature(fn, follow_wrapped=False)
+        signature = inspect.signature(fn)
+    else:
+        signature = inspect.signature(fn, follow_wrapped=False)
+    if memo is not None:
+        memo["signature", id(fn)] = (fn, signature)
+    return signature
 
 
 def refuse_cached(fn) -> None:
@@ -124,13 +133,7 @@ def parse_function(fn) -> ParsedFunction:
         raise SourceNotFound(f"{getattr(fn, '__name__', fn)!r} is not a Python function, so it has no source "
                              "to transform", hint="register a derivative rule for it with s2sgrad.adjoint")
     guards.note_function(fn)
-    try:
-        lines, first_line = inspect.getsourcelines(code)      # the code that runs, not a __wrapped__ one
-    except (OSError, TypeError) as error:
-        raise SourceNotFound(f"cannot find the source of {fn.__qualname__!r} ({error})",
-                             hint="define the function in a file (not in the REPL or via exec) "
-                                  "or register a rule with s2sgrad.adjoint") from None
-    filename = inspect.getsourcefile(code) or code.co_filename
+    lines, first_line, filename = _source_lines(fn, code)
     raw = "".join(lines)
     source = textwrap.dedent(raw)
     indent = len(lines[0]) - len(lines[0].lstrip()) if source != raw else 0
@@ -158,6 +161,27 @@ def parse_function(fn) -> ParsedFunction:
         _pass_arguments_on(parsed, call_signature(fn))
     flatten(tree)
     return parsed
+
+
+def _source_lines(fn, code) -> tuple[list, int, str]:
+    """The lines of `fn`'s source, the first one's number, and the file's name (found once per generation)."""
+    memo = guards.memo()
+    found = memo.get(("source", id(fn))) if memo is not None else None
+    if found is not None and found[0] is fn and found[1] is code:
+        return found[2]
+    # the code that runs, not a __wrapped__ one; a plain function's own module is known (its code's would be
+    # searched for among all modules)
+    unwrapped = inspect.isfunction(fn) and not hasattr(fn, "__wrapped__")
+    try:
+        lines, first_line = inspect.getsourcelines(fn if unwrapped else code)
+    except (OSError, TypeError) as error:
+        raise SourceNotFound(f"cannot find the source of {fn.__qualname__!r} ({error})",
+                             hint="define the function in a file (not in the REPL or via exec) "
+                                  "or register a rule with s2sgrad.adjoint") from None
+    source = (lines, first_line, inspect.getsourcefile(code) or code.co_filename)
+    if memo is not None:
+        memo["source", id(fn)] = (fn, code, source)
+    return source
 
 
 def _find_function(module, name: str):

@@ -33,6 +33,8 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+from .trees import walk
+
 if TYPE_CHECKING:
     from ..errors import Location
 
@@ -71,7 +73,7 @@ def names_read(*code) -> set[str]:
     found = set()
     for part in code:
         for node in part if isinstance(part, list) else [part]:
-            found.update(n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
+            found.update(n.id for n in walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
     return found
 
 

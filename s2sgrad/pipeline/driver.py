@@ -69,6 +69,7 @@ from ..ir.syntax import name as _name
 from ..ir.syntax import np_call as _np_call
 from ..ir.syntax import origin, origin_of
 from ..ir.syntax import store as _store
+from ..ir.trees import walk
 from ..optimizations import ALL
 from ..transforms.reverse import Reverse
 from ..transforms.reverse.assignments import rule_label
@@ -166,7 +167,7 @@ GRADIENT_PASSES: tuple[Pass, ...] = (
 
 def imports(functions: list) -> str:
     """The import lines the generated functions need, and no others."""
-    used = {n.id for f in functions for n in ast.walk(f) if isinstance(n, ast.Name)}
+    used = {n.id for f in functions for n in walk(f) if isinstance(n, ast.Name)}
     lines = [line for name, line in (("math", "import math"), ("np", "import numpy as np")) if name in used]
     lines.append("from s2sgrad.runtime import *")
     schedules = [s for s in SCHEDULES if s in used]
@@ -286,6 +287,7 @@ class GradientModule:
         self.impure_functions: set[str] = set()  # callees' generated forward and backward functions: not pure
         self.structures: list[dict] = []        # per function being generated: its parameters' container kinds
         self.origin = ""
+        self.compiled_source = ""               # the source `compile` ran
 
     # ---------------------------------------------------------------- pipeline of one function
 
@@ -301,8 +303,8 @@ class GradientModule:
         """Record the user globals `lowered` names. No function of the module will take a name it uses
         (a global's, a local's), but for its nested defs', which are the module's functions."""
         tree = lowered.source.tree
-        nested = {n.name for n in gast.walk(tree) if isinstance(n, gast.FunctionDef) and n is not tree}
-        self.names.reserved |= names.taken | {n.id for n in gast.walk(tree) if isinstance(n, gast.Name)} - nested
+        nested = {n.name for n in walk(tree) if isinstance(n, gast.FunctionDef) and n is not tree}
+        self.names.reserved |= names.taken | {n.id for n in walk(tree) if isinstance(n, gast.Name)} - nested
         for atom in _all_atoms(lowered.body, lowered.result):
             if isinstance(atom, Global):
                 root = re.split(r"[.\[]", atom.name)[0]        # (ACTS['relu']: a function picked from ACTS)
@@ -464,7 +466,7 @@ class GradientModule:
         result = grads[0] if len(grads) == 1 else ast.Tuple(grads, ast.Load())
         # the record: what the backward function reads before it assigns it (a value it pops, or that its
         # branch or loop computes itself, is not recorded)
-        forward_defined = set(lowered.params) | {n.id for s in sweeps.forward for n in ast.walk(s)
+        forward_defined = set(lowered.params) | {n.id for s in sweeps.forward for n in walk(s)
                                                  if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
         needed = sorted(live_in([*sweeps.backward, ast.Return(result)]) & forward_defined - {sweeps.seed})
         _bind_on_every_path(sweeps.forward, set(needed), set(lowered.params))
@@ -512,14 +514,15 @@ class GradientModule:
         namespace.update({k: getattr(runtime, k) for k in runtime.__all__})
         namespace.update({k: getattr(schedules, k) for k in ("Online", "Periodic", "Revolve")})
         namespace.update(self.user_globals())
-        return compile_module(self.source(), filename, namespace)
+        self.compiled_source = self.source()
+        return compile_module(self.compiled_source, filename, namespace)
 
 
 def _globals_read(function: ast.FunctionDef) -> set[str]:
     """The names `function` reads that it does not bind itself."""
     bound = {a.arg for a in function.args.args}
     read = set()
-    for node in ast.walk(function):
+    for node in walk(function):
         if isinstance(node, ast.Name):
             (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
     return read - bound
@@ -546,7 +549,7 @@ def _bind_on_every_path(block: list, names: set, bound: set) -> set:
             block[at:at] = [_assign_none(n, stmt) for n in sorted((inside - bound) & names)]
             bound |= inside
         else:
-            bound |= {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+            bound |= {n.id for n in walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     return bound
 
 
@@ -591,7 +594,7 @@ def _output_check(sweeps, lowered, analysis) -> ast.stmt:
     an array of one element and its adjoint is used, ``dout = output_seed(out, dout, 'f')``, which also shapes
     the seed like the output."""
     seed_used = any(isinstance(node, ast.Name) and node.id == sweeps.seed
-                    for stmt in sweeps.backward for node in ast.walk(stmt))
+                    for stmt in sweeps.backward for node in walk(stmt))
     if not seed_used or isinstance(lowered.result, Var) and analysis.shapes.is_scalar(lowered.result):
         return ast.Expr(_call("check_scalar", sweeps.result, ast.Constant(lowered.name)))
     return ast.Assign([_store(sweeps.seed)], _call("output_seed", sweeps.result, _name(sweeps.seed),

@@ -37,6 +37,7 @@ from typing import Callable
 from .. import guards
 from ..errors import Location, NoDerivativeRule, S2SGradError
 from ..ir.names import TEMPLATE_BUILTINS
+from ..ir.trees import walk
 from .checks import check_template
 
 
@@ -82,7 +83,7 @@ def no_derivative(reason: str, *tangents) -> None:
 
 def refusal(expr: ast.expr) -> NoDerivativeRule | None:
     """The error a ``no_derivative("...", ...)`` call in template expression `expr` stands for, else None."""
-    for node in ast.walk(expr):
+    for node in walk(expr):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "no_derivative" \
                 and node.args and isinstance(node.args[0], ast.Constant):
             return NoDerivativeRule(node.args[0].value, None, "wrap the argument in s2sgrad.stop_gradient(...) if "
@@ -109,7 +110,7 @@ class Rule:
     @property
     def reads_output(self) -> bool:
         return any(isinstance(n, ast.Name) and n.id == self.output for stmt in self.body
-                   for n in ast.walk(stmt))
+                   for n in walk(stmt))
 
 
 class Opaque:
@@ -202,7 +203,7 @@ def parse_template(template: Callable) -> Rule:
 
 def _checked(rule: Rule, primitives: tuple, mode: str) -> Rule:
     check_template(rule, primitives, mode)
-    TEMPLATE_BUILTINS.update(n.id for stmt in rule.body for n in ast.walk(stmt) if isinstance(n, ast.Name)
+    TEMPLATE_BUILTINS.update(n.id for stmt in rule.body for n in walk(stmt) if isinstance(n, ast.Name)
                              and n.id not in rule.signature.parameters and hasattr(builtins, n.id))
     return rule
 

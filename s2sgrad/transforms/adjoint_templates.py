@@ -18,13 +18,13 @@ are specialized (``unbroadcast(g, x)`` -> ``g`` where x has the result's shape).
 from __future__ import annotations
 
 import ast
-import copy
 from dataclasses import dataclass
 
 from ..ir.nodes import Const, Op, Var
 from ..ir.sizes import shape_expression, size_expression, size_sum
 from ..ir.syntax import np_call as _np_call
 from ..ir.syntax import with_shape
+from ..ir.trees import copy_tree, walk
 from ..optimizations import ALL
 from ..rules.registry import Rule, refusal
 from .templates import Simplify, Substitute, bind, drop_dead, materialize
@@ -50,7 +50,7 @@ class _Substitute(Substitute):
     def derivative(self, node):
         key = node.slice
         if isinstance(key, ast.Name) and key.id == self.output:
-            return copy.deepcopy(self.adjoint)
+            return copy_tree(self.adjoint)
         raise self.rule.error(f"{ast.unparse(node)}: an adjoint template reads only the adjoint of its result, "
                               f"d[{self.output}]", node)
 
@@ -92,7 +92,7 @@ def expand(rule: Rule, op: Op, result: str, adjoint: ast.expr, is_active, names,
     binding = bind(rule, op)
     temps = {}
     for stmt in rule.body:
-        for node in ast.walk(stmt):
+        for node in walk(stmt):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id not in temps \
                     and node.id not in binding.atoms:
                 temps[node.id] = ast.Name(names.fresh(node.id, temporary=True), ast.Load())
@@ -100,7 +100,7 @@ def expand(rule: Rule, op: Op, result: str, adjoint: ast.expr, is_active, names,
     steps = []
     for stmt in rule.body:
         if not _is_contribution(stmt):
-            steps.append(substitute.visit(copy.deepcopy(stmt)))
+            steps.append(substitute.visit(copy_tree(stmt)))
             continue
         atom = _target_atom(stmt.targets[0].slice, binding.atoms)
         if atom is None:
@@ -108,13 +108,13 @@ def expand(rule: Rule, op: Op, result: str, adjoint: ast.expr, is_active, names,
         if isinstance(atom, tuple):          # d[items] for a *items parameter: one per item
             for k, item in enumerate(atom):
                 if is_active(item):
-                    expr = substitute.visit(copy.deepcopy(stmt.value))
+                    expr = substitute.visit(copy_tree(stmt.value))
                     steps.append(Contribution(item, ast.Subscript(expr, ast.Constant(k), ast.Load())))
             continue
         if is_active(atom):
             if refusal(stmt.value) is not None:          # d[a] = no_derivative("..."): none flows into a
                 raise refusal(stmt.value)
-            expr = substitute.visit(copy.deepcopy(stmt.value))
+            expr = substitute.visit(copy_tree(stmt.value))
             if shapes is not None and "shapes" in optimizations:
                 expr = _Unbroadcast(shapes, result, adjoint, "dot" in optimizations).visit(expr)
             if shapes is not None and "float_math" in optimizations:
@@ -169,7 +169,7 @@ class _Unbroadcast(ast.NodeTransformer):
             cut = [ast.Slice(None, None, None)] * k + [ast.Slice(size_expression(start) if start != 0 else None,
                                                                  size_expression(stop), None)]
             index = cut[0] if len(cut) == 1 else ast.Tuple(cut, ast.Load())
-            out.append(ast.Subscript(copy.deepcopy(g), index, ast.Load()))
+            out.append(ast.Subscript(copy_tree(g), index, ast.Load()))
             start = stop
         return ast.List(out, ast.Load())
 

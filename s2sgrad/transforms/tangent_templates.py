@@ -20,12 +20,12 @@ broadcasts it: the branches of ``np.where``, the value of ``setitem``).
 from __future__ import annotations
 
 import ast
-import copy
 from dataclasses import dataclass
 
 from ..ir import primitives
 from ..ir.names import Names
 from ..ir.nodes import Op, Var, atom_expr
+from ..ir.trees import copy_tree
 from ..rules.registry import Rule, refusal
 from .templates import Simplify, Substitute, bind, dotted, drop_dead, fold, is_number, materialize, picked_branch
 
@@ -58,7 +58,7 @@ def _is_zero(node) -> bool:
 
 def _zero_like(node) -> _Zero:
     """The zero that `node`, an expression whose tangent terms are all zero, stands for."""
-    return _Zero(_materialize(copy.deepcopy(node)))
+    return _Zero(_materialize(copy_tree(node)))
 
 
 def _has_tangent(node) -> bool:
@@ -95,7 +95,7 @@ class _Substitute(Substitute):
         expr = self.tangent_of(atom) if isinstance(atom, Var) else None
         if expr is None:
             return _Zero(atom_expr(atom))
-        expr = copy.deepcopy(expr)
+        expr = copy_tree(expr)
         expr.carries_tangent = expr.narrow = True
         return expr
 
@@ -232,7 +232,7 @@ def expand_tangent(rule: Rule, op: Op, result: str, tangent_of, names: Names, sa
     for stmt in rule.body:
         target = stmt.targets[0]
         substitute = _Substitute(rule, binding, ast.Name(result, ast.Load()), tangent_of, temps)
-        expr = simplify.visit(substitute.visit(copy.deepcopy(stmt.value)))
+        expr = simplify.visit(substitute.visit(copy_tree(stmt.value)))
         if isinstance(target, ast.Subscript):                # d[y] = ...
             value = expr
         elif _is_zero(expr):

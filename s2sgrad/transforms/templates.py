@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import copy
 import inspect
 import math
 import warnings
@@ -34,6 +33,7 @@ from ..errors import S2SGradError
 from ..ir import primitives
 from ..ir.nodes import Const, Op, Var, atom_expr
 from ..ir.syntax import names_read
+from ..ir.trees import copy_tree, walk
 from ..rules.registry import Rule
 
 
@@ -101,7 +101,7 @@ class Substitute(ast.NodeTransformer):
 
     def visit_Name(self, node):
         if node.id == self.output:
-            return copy.deepcopy(self.result)
+            return copy_tree(self.result)
         if node.id in self.binding.defaulted:
             return Default(self.binding.atoms[node.id].value)
         if node.id in self.binding.atoms:
@@ -110,7 +110,7 @@ class Substitute(ast.NodeTransformer):
                 return ast.Tuple([atom_expr(a) for a in bound], ast.Load())
             return atom_expr(bound)
         if node.id in self.temps:
-            expr = copy.deepcopy(self.temps[node.id])
+            expr = copy_tree(self.temps[node.id])
             if isinstance(expr, ast.Name):
                 expr.ctx = node.ctx
             return expr
@@ -134,12 +134,12 @@ _FOLDABLE = (ast.Constant, ast.Tuple, ast.List, ast.BinOp, ast.Compare, ast.Bool
 
 def fold(node: ast.expr) -> ast.expr:
     """An operation on constants as its value (``None in (None, 'fro')`` -> ``True``), else `node`."""
-    if not all(isinstance(n, _FOLDABLE) for n in ast.walk(node)):
+    if not all(isinstance(n, _FOLDABLE) for n in walk(node)):
         return node
     try:
         with warnings.catch_warnings():               # ("2.0 is not None" is a test on constants too)
             warnings.simplefilter("ignore", SyntaxWarning)
-            code = compile(ast.Expression(ast.fix_missing_locations(materialize(copy.deepcopy(node)))),
+            code = compile(ast.Expression(ast.fix_missing_locations(materialize(copy_tree(node)))),
                            "<rule>", "eval")
             return ast.Constant(eval(code, {"__builtins__": {}}))
     except Exception:

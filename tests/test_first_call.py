@@ -1,0 +1,221 @@
+"""What makes a first call fast keeps generation exactly as it was: `ir.trees.walk` is `ast.walk`,
+`ir.trees.copy_tree` is `copy.deepcopy`, a called function's effects are found once per generation (and never
+across generations, nor where a recursive call cut its analysis short), the module is printed once."""
+from __future__ import annotations
+
+import ast
+import copy
+import importlib.util
+import inspect
+import itertools
+import textwrap
+
+import gast
+import numpy as np
+import pytest
+from gradcheck import assert_grad_matches_fd
+
+import s2sgrad as sg
+from s2sgrad import guards
+from s2sgrad.api import generation
+from s2sgrad.backend.coalesce import coalesce, live_in
+from s2sgrad.frontend import lower
+from s2sgrad.ir.syntax import origin, origin_of
+from s2sgrad.ir.trees import copy_tree, walk
+from s2sgrad.pipeline import driver
+
+_modules = itertools.count()
+
+
+def load(tmp_path, source: str):
+    path = tmp_path / f"first_call_{next(_modules)}.py"
+    path.write_text(textwrap.dedent(source))
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def trees():
+    """Syntax trees of every shape the stages walk: s2sgrad's own modules (ast and gast), generated code."""
+    for module in (driver, lower, generation):
+        source = inspect.getsource(module)
+        yield ast.parse(source)
+        yield gast.parse(source)
+    yield ast.parse(sg.source(lambda x: np.sum(np.sin(x) * x)))
+
+
+@pytest.mark.parametrize("tree", list(trees()))
+def test_walk_yields_what_ast_walk_yields_in_its_order(tree):
+    assert [id(n) for n in walk(tree)] == [id(n) for n in ast.walk(tree)]
+
+
+def test_walk_takes_a_nodes_children_before_yielding_it():
+    def names_seen(walker):
+        seen = []
+        for node in walker(ast.parse("a = b + c")):
+            if isinstance(node, ast.BinOp):
+                node.left = ast.Name("changed", ast.Load())
+            if isinstance(node, ast.Name):
+                seen.append(node.id)
+        return seen
+    assert names_seen(walk) == names_seen(ast.walk) == ["a", "b", "c"]
+
+
+@pytest.mark.parametrize("tree", list(trees())[:3])
+def test_copy_tree_is_deepcopy(tree):
+    copied, expected = copy_tree(tree), copy.deepcopy(tree)
+    assert ast.dump(copied, include_attributes=True) == ast.dump(expected, include_attributes=True)
+    original = {id(n) for n in walk(tree)}
+    assert not original & {id(n) for n in walk(copied)}
+
+
+def test_copy_tree_copies_annotations_and_keeps_shared_nodes_shared():
+    from s2sgrad.errors import Location
+    where = Location("f.py", 3, 0, "y = x")
+    shared = ast.Name("x", ast.Load())
+    stmt = origin(ast.Assign([ast.Name("y", ast.Store())], ast.BinOp(shared, ast.Add(), shared)), where)
+    stmt.note = ["a", "list"]                     # a mutable annotation is copied, as deepcopy copies it
+    copied = copy_tree(stmt)
+    assert origin_of(copied) == where
+    assert copied.note == stmt.note and copied.note is not stmt.note
+    assert copied.value.left is copied.value.right and copied.value.left is not shared
+    copied.value.left.id = "z"
+    assert shared.id == "x"
+
+
+def test_a_list_of_statements_copies_as_a_list():
+    body = ast.parse("a = 1\nb = a").body
+    copied = copy_tree(body)
+    assert isinstance(copied, list) and [ast.unparse(s) for s in copied] == ["a = 1", "b = a"]
+    assert all(c is not s for c, s in zip(copied, body))
+
+
+# ---------------------------------------------------------------- effects, once per generation
+
+CHAIN = """
+import numpy as np
+
+def g4(v):
+    return np.tanh(v)
+
+def g3(v):
+    return g4(v) * 2.0
+
+def g2(v):
+    return g3(v) + v
+
+def g1(v):
+    return g2(v) * g4(v)
+
+def f(x):
+    return np.sum(g1(x) * x)
+"""
+
+
+def test_each_called_function_is_lowered_for_its_effects_once_per_generation(tmp_path, monkeypatch):
+    module = load(tmp_path, CHAIN)
+    parsed = []
+    original = lower.parse_function
+    monkeypatch.setattr(lower, "parse_function", lambda fn: parsed.append(fn.__name__) or original(fn))
+    monkeypatch.setattr(driver, "lower_function", lower.lower_function)
+    x = np.array([0.3, -0.2, 0.5])
+    sg.grad(module.f)(x)                           # one generation
+    for name in ("g1", "g2", "g3", "g4"):          # (a chain n deep lowered each one up to n times)
+        assert parsed.count(name) <= 2, parsed     # once for its effects, once to generate its derivative
+
+
+def test_the_memo_lives_as_long_as_its_recording():
+    assert guards.memo() is None
+    with guards.recording():
+        outer = guards.memo()
+        outer["k"] = 1
+        with guards.recording():
+            assert guards.memo() == {}             # a nested generation starts afresh
+        assert guards.memo() is outer
+    assert guards.memo() is None and outer == {}
+
+
+WRITER = """
+import numpy as np
+
+def scale(v):
+    v[:] = v * 2.0
+
+def pure_scale(v):
+    return v * 2.0
+
+def f(x):
+    y = x * 1.0
+    scale(y)
+    return np.sum(y * y)
+"""
+
+
+def test_a_redefined_helper_is_lowered_again_for_its_effects(tmp_path):
+    module = load(tmp_path, WRITER)
+    x = np.array([0.5, -1.0])
+    assert_grad_matches_fd(module.f, [x], expected=8.0 * x)
+    module.scale = module.pure_scale                 # no longer changes its argument
+    assert_grad_matches_fd(module.f, [x], expected=2.0 * x)
+
+
+MUTUAL = """
+import numpy as np
+
+def even(v, n):
+    if n <= 0:
+        return v
+    return odd(v * 1.5, n - 1)
+
+def odd(v, n):
+    if n <= 0:
+        return np.sin(v)
+    return even(np.sin(v), n - 1)
+
+def f(x):
+    return np.sum(even(x, 3) * odd(x, 2))
+"""
+
+
+def test_effects_cut_short_at_a_recursive_call_are_not_kept_for_the_generation(tmp_path, monkeypatch):
+    module = load(tmp_path, MUTUAL)
+    kept = []
+    original = guards.memo
+
+    def memo():
+        found = original()
+        if found is not None:
+            kept.append(found)
+        return found
+    monkeypatch.setattr(guards, "memo", memo)
+    assert_grad_matches_fd(module.f, [np.array([0.3, 0.7])])
+    names = {entry[0].__name__ for found in kept for key, entry in found.items() if key[0] == "effects"}
+    assert not names & {"even", "odd"}
+
+
+# ---------------------------------------------------------------- coalescing, printing
+
+def test_coalesce_merges_copies_only_where_their_names_are_never_live_together():
+    fn = ast.parse(textwrap.dedent("""
+        def f(x):
+            a = x * 2.0
+            a_1 = a
+            c = a_1 + a
+            a_2 = c
+            t = a_2 * x
+            u = t
+            return u + a_2
+    """)).body[0]
+    assert ast.unparse(coalesce(fn, temporary={"t", "u"})).splitlines()[1:] == [
+        "    a = x * 2.0", "    c = a + a", "    a_2 = c", "    u = a_2 * x", "    return u + a_2"]
+    assert live_in(fn.body) == {"x"}
+
+
+def test_the_compiled_source_is_the_printed_module(tmp_path):
+    module = load(tmp_path, CHAIN)
+    assert generation.generated(module.f, ["x"], "grad").source == sg.source(module.f)
+    made = driver.GradientModule()
+    made.gradient(module.f, ["x"], "grad")
+    made.compile("<first call test>")
+    assert made.compiled_source == made.source()
