@@ -115,7 +115,7 @@ def steady_state(rounds: int) -> dict:
     from s2sgrad.analysis.dtypes import dtype_of
     from s2sgrad.api.generation import generated
     from s2sgrad.api.reverse import _Call
-    from s2sgrad.pipeline.driver import kind_of, kinds_of
+    from s2sgrad.pipeline.kinds import kind_of, kinds_of
     out = {}
     for name, (f, wrt, sizes) in workloads().items():
         args = sizes[0]

@@ -33,7 +33,7 @@ from ..errors import NoDerivativeRule, NonScalarOutput, S2SGradError, WrtError, 
 from ..frontend.lower import lower_function
 from ..frontend.objects import is_dict_kind
 from ..ir.names import identifier
-from ..pipeline.driver import kind_of, structure_fields
+from ..pipeline.kinds import kind_of, structure_fields
 from ..rules.registry import Rule
 from ..runtime import random_state, rebuilt
 from ..runtime.records import fields, is_differentiable, is_record, record_complete

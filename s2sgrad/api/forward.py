@@ -26,7 +26,7 @@ from ..analysis.activity import SCALAR, TENSOR
 from ..analysis.dtypes import dtype_of
 from ..errors import S2SGradError, WrtError
 from ..ir.names import identifier
-from ..pipeline.driver import kind_of
+from ..pipeline.kinds import kind_of
 from ..runtime import zeros_like
 from .derivatives import (
     ONE,

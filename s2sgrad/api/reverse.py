@@ -20,7 +20,7 @@ from ..errors import NonScalarOutput, S2SGradError, WrtError
 from ..frontend.lower import lowered_source
 from ..frontend.parse import call_signature
 from ..optimizations import Optimize
-from ..pipeline.driver import kinds_of
+from ..pipeline.kinds import kinds_of
 from ..schedules import Schedule
 from .derivatives import ONE, Term, arg_direction, attach, derivative_source, spec_of, transform
 from .forward import source as forward_source

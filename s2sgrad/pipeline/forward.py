@@ -25,8 +25,8 @@ from .driver import (
     local_dicts,
     on_function,
     refuse_complex_calls,
-    structure_fields,
 )
+from .kinds import structure_fields
 
 FORWARD_PASSES: tuple[Pass, ...] = (Pass("unpack_tuples", on_function(unpack_tuples)), *GRADIENT_PASSES)
 """The passes of forward mode's generated functions: those of gradients, tuples read element by element

@@ -1,0 +1,80 @@
+"""What generated code is specialized on, read off the values of a call: each argument's kind (`kind_of`), with
+arrays' shapes as their patterns (`kinds_of`), and what a called function is told of the constants it is passed
+(`constant_kind`).
+
+    >>> import numpy as np
+    >>> kind_of(0.5), kind_of(3), kind_of(np.ones((2, 3))), kind_of([1.0, 2.0])
+    ('scalar', 'int', (2, 3), 'seq')
+    >>> kinds_of([np.ones((7, 3)), np.ones(7)])
+    ((n_x, d_x), (n_x,))
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..analysis.activity import DICT, INT, SCALAR, SEQ, TENSOR, Fields
+from ..frontend.callable_values import Static, is_static
+from ..frontend.objects import is_object_kind, kind_of_object
+from ..guards import global_kind
+from ..ir.nodes import Const, Global
+from ..ir.sizes import shape_patterns
+
+_PLAIN_KINDS = {float: SCALAR, int: INT, complex: SCALAR, np.float64: SCALAR, np.float32: SCALAR}
+
+
+def kind_of(value):
+    """What generated code is specialized on: "int", "scalar", "seq" (a list or tuple), "dict", a named
+    tuple's `Fields`, a record's `ObjectKind` (and `ItemsKind`, `GeneratorKind`), an array's shape, a function's or
+    module's identity (`Static`), or "tensor" (anything else)."""
+    plain = _PLAIN_KINDS.get(type(value))      # (it runs on every call: the common kinds first)
+    if plain is not None:
+        return plain
+    if type(value) is np.ndarray:
+        return value.shape if value.ndim else TENSOR
+    described = kind_of_object(value)           # a record, a container of records, a generator
+    if described is not None:
+        return described
+    if is_static(value):
+        return Static(value)
+    if isinstance(value, dict):
+        return DICT
+    if isinstance(value, tuple) and isinstance(getattr(type(value), "_fields", None), tuple):
+        return Fields(type(value)._fields)
+    if isinstance(value, (list, tuple)):
+        return SEQ
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return INT
+    if isinstance(value, (float, int, complex, np.number)):
+        return SCALAR
+    if isinstance(value, np.ndarray) and value.ndim:
+        return value.shape
+    return TENSOR
+
+
+def kinds_of(values, with_values: bool = False) -> tuple:
+    """The `kind_of` each of `values`, arrays' shapes as their patterns (`ir.sizes.shape_patterns`: ranks, the
+    axes of size 1, which sizes are equal), so that code generated for them holds for every size; `with_values`:
+    to generate code, each `Size` knowing its value (the same kinds)."""
+    return shape_patterns([kind_of(v) for v in values], with_values)
+
+
+def constant_kind(atom):
+    """What a called function is specialized on about a constant or global it is passed: a record's or
+    container's kind (of a global), "int" or "scalar" (a number), an array's shape (of a global, whose guard
+    covers its shape: `guards.describe`); None for anything else."""
+    if isinstance(atom, Global) and kind_of_object(atom.value) is not None:
+        return kind_of_object(atom.value)
+    if isinstance(atom, Const) and isinstance(atom.value, np.ndarray):    # (a default array: no guard on it)
+        return None
+    kind = global_kind(atom.value)
+    return INT if kind == "int" else SCALAR if kind == "scalar" else kind
+
+
+def structure_fields(kinds: dict) -> dict:
+    """What lowering is told of the parameters holding named tuples (their fields' names) and records (their
+    kinds)."""
+    return {p: k.names if isinstance(k, Fields) else k for p, k in kinds.items()
+            if isinstance(k, Fields) or is_object_kind(k)}
+
+
+__all__ = ["kind_of", "kinds_of", "constant_kind", "structure_fields"]
