@@ -255,3 +255,24 @@ def test_a_loop_over_a_list_adds_each_item_gradient_into_its_slot():
     (loop,) = _loops(backward)
     assert re.search(r"dparams = seq_add_at\(dparams, \w+, params, \w+\)", loop)
     assert "add_grads" not in loop
+
+
+def _moved(value, direction, step):
+    if isinstance(value, dict):
+        return {k: _moved(value[k], direction[k], step) for k in value}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_moved(v, d, step) for v, d in zip(value, direction))
+    return value + step * direction
+
+
+@pytest.mark.parametrize("case", ["dict_constant_keys", "layers_in_a_list"])
+def test_hvp_matches_differences_of_gradients(case):
+    fn, make = CASES[case]
+    args = make()
+    direction = sg.grad(fn)(*make())
+    product = sg.hvp(fn)(*args, direction)
+    step = 1e-5
+    ahead = sg.grad(fn)(_moved(args[0], direction, step), *args[1:])
+    behind = sg.grad(fn)(_moved(args[0], direction, -step), *args[1:])
+    expected = (_flat(ahead) - _flat(behind)) / (2 * step)
+    assert np.allclose(_flat(product), expected, rtol=1e-5, atol=1e-7)
