@@ -25,7 +25,7 @@ import numpy as np
 
 from .. import runtime
 from ..errors import UnsupportedSyntax
-from ..frontend.objects import is_object_kind
+from ..frontend.objects import ArrayDict, is_object_kind
 from ..ir import primitives
 from ..ir.nodes import Assign, Const, Function, Global, If, Op, Var, While, assignments
 from ..rules import is_nondifferentiable, rule_for
@@ -82,13 +82,14 @@ def analyze(fn: Function, wrt: list[str], arg_kinds: dict[str, str] | None = Non
     """
     analysis = Analysis(arg_kinds=dict(arg_kinds or {}))
     kinds, known_shapes, ints = _parameters(fn, arg_kinds)
-    analysis.shapes = Shapes(known_shapes, ints=ints)
+    items = {p: dict(k.shapes) for p, k in analysis.arg_kinds.items() if isinstance(k, ArrayDict)}
+    analysis.shapes = Shapes(known_shapes, ints=ints, item_shapes=items)
     analysis.shapes.block(fn.body)
     if arg_dtypes is not None:
         analysis.dtypes = Dtypes({p: arg_dtypes.get(p) for p in fn.params})
         analysis.dtypes.block(fn.body)
         analysis.real_adjoints = analysis.dtypes.real() and is_real(seed_dtype)
-    analysis.kind = _kinds(fn.body, kinds)
+    analysis.kind = _kinds(fn.body, kinds, items)
     _refuse_augmented_list_writes(fn.body, analysis.shapes)
     integers = integer_arrays(fn, analysis.dtypes)
     varied = _varied(fn.body, set(wrt), blocked=integers)
@@ -134,7 +135,7 @@ def _parameters(fn: Function, arg_kinds: dict | None) -> tuple[dict, dict, set]:
             if kind == INT:
                 ints.add(param)
             kind = TENSOR
-        elif kind == DICT or isinstance(kind, Fields) or is_object_kind(kind):
+        elif kind == DICT or isinstance(kind, (Fields, ArrayDict)) or is_object_kind(kind):
             kind = SEQ
         elif isinstance(kind, tuple):           # an array of this shape
             known_shapes[param] = kind
@@ -293,19 +294,29 @@ class _Kinds(Forward):
 
     rounds = 3
 
+    def __init__(self, parameters: dict, item_shapes: dict):
+        super().__init__(parameters)
+        self.item_shapes = item_shapes         # a parameter holding an `ArrayDict` -> its keys' shapes
+
     def fact(self, atom) -> str:
         return _atom_kind(atom, self.facts)
 
     def transfer(self, stmt: Assign) -> str:
-        return _op_kind(stmt.value, self.facts) if isinstance(stmt.value, Op) else _atom_kind(stmt.value, self.facts)
+        value = stmt.value
+        if isinstance(value, Op) and value.fn is primitives.seq_getitem and isinstance(value.args[0], Var) \
+                and isinstance(value.args[-1], Const) and value.args[-1].value in self.item_shapes.get(
+                    value.args[0].name, ()):
+            return TENSOR                      # an array (or float) of a dict of arrays, by its key
+        return _op_kind(value, self.facts) if isinstance(value, Op) else _atom_kind(value, self.facts)
 
     def join(self, a: str, b: str) -> str:
         return _join(a, b)
 
 
-def _kinds(block: list, parameters: dict) -> dict:
-    """The kind of every name of `block`, given its function's parameters'."""
-    walk = _Kinds(parameters)
+def _kinds(block: list, parameters: dict, item_shapes: dict | None = None) -> dict:
+    """The kind of every name of `block`, given its function's parameters' (and the keys of those holding an
+    `ArrayDict`)."""
+    walk = _Kinds(parameters, item_shapes or {})
     walk.block(block)
     return walk.facts
 

@@ -47,8 +47,9 @@ class Shapes(Forward):
 
     rounds = 4                                 # then a loop's variables get fresh tokens (`widen`)
 
-    def __init__(self, known: dict, values: dict | None = None, ints=()):
+    def __init__(self, known: dict, values: dict | None = None, ints=(), item_shapes: dict | None = None):
         super().__init__(known)
+        self.item_shapes: dict = dict(item_shapes or {})  # a dict parameter -> key -> its value's shape
         self.value: dict = dict(values or {})  # name -> int or tuple of ints, where known
         self.ints: set = {n for n, v in self.value.items() if is_size(v)} | set(ints)
         self.slices: set = set()               # names holding a slice of ints
@@ -136,6 +137,9 @@ class Shapes(Forward):
         if fn in (np.transpose,) and len(args) == 1 and not kwargs:
             shape = self.concrete(args[0])
             return shape[::-1] if shape is not None else self.fresh()
+        if fn is primitives.seq_getitem and len(args) == 2 and isinstance(args[0], Var) \
+                and args[0].name in self.item_shapes and isinstance(args[1], Const):
+            return _known(self.item_shapes[args[0].name].get(args[1].value), self)
         if fn in (operator.getitem, primitives.seq_getitem) and len(args) == 2:
             return _known(self.getitem(args[0], args[1]), self)
         if fn in (primitives.setitem, primitives.seq_setitem) and len(args) == 3:

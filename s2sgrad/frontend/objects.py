@@ -94,6 +94,26 @@ class ItemsKind:
 
 
 @dataclass(frozen=True)
+class ArrayDict:
+    """A dict whose values are all arrays or floats: what generated code is specialized on for it, the shape
+    of the value at each key (so that ``p["W"]`` has a known shape)."""
+
+    shapes: tuple                       # ((key, shape), ...)
+
+    def shape(self, key):
+        return dict(self.shapes).get(key)
+
+
+def array_dict(value) -> ArrayDict | None:
+    """The `ArrayDict` of `value`, or None if it is not a non-empty dict of arrays and floats by str or int keys."""
+    if not isinstance(value, dict) or not value or not all(
+            type(k) in (str, int) and (isinstance(v, np.ndarray) and v.dtype.kind == "f" or type(v) is float)
+            for k, v in value.items()):
+        return None
+    return ArrayDict(tuple((k, np.shape(v)) for k, v in value.items()))
+
+
+@dataclass(frozen=True)
 class GeneratorKind:
     """A random number generator passed as an argument: its methods draw (no gradient through its state)."""
 
@@ -130,8 +150,8 @@ def is_object_kind(kind) -> bool:
 
 
 def is_dict_kind(kind) -> bool:
-    """Is `kind` that of a dict (the pipeline's "dict", or a dict holding records)?"""
-    return kind == "dict" or isinstance(kind, ItemsKind) and kind.keys is not None
+    """Is `kind` that of a dict (the pipeline's "dict", an `ArrayDict`, or a dict holding records)?"""
+    return kind == "dict" or isinstance(kind, ArrayDict) or isinstance(kind, ItemsKind) and kind.keys is not None
 
 
 class Objects:

@@ -44,6 +44,7 @@ from ..analysis.activity import (
     first_complex_without_rule,
     specialize_sequences,
 )
+from ..analysis.invariant_reads import hoist_invariant_reads
 from ..analysis.liveness import is_scalar_output
 from ..analysis.randomness import save_states_for_recomputation
 from ..backend.coalesce import coalesce, live_in
@@ -54,7 +55,7 @@ from ..errors import COMPLEX_HINT, NonScalarOutput, S2SGradError, UnsupportedSyn
 from ..frontend.callable_values import static_parameters
 from ..frontend.functions import LiftedFunction, is_recomputed
 from ..frontend.lower import lower_function
-from ..frontend.objects import is_dict_kind, is_object_kind
+from ..frontend.objects import ArrayDict, is_dict_kind, is_object_kind
 from ..frontend.parse import call_signature
 from ..frontend.signatures import Parameters
 from ..ir.names import Names, identifier
@@ -283,6 +284,7 @@ class GradientModule:
                                       structure_fields(kinds), static_parameters(kinds))
         kinds = arg_kinds = named_sizes(kinds, names.fresh)
         specialize_sequences(lowered, arg_kinds)
+        hoist_invariant_reads(lowered, names)
         analysis = analyze(lowered, list(wrt), arg_kinds, activity="activity" in self.optimizations,
                            arg_dtypes=arg_dtypes, seed_dtype=seed_dtype)
         self.origin = f"{os.path.basename(lowered.source.filename)}:{lowered.name}"
@@ -299,8 +301,8 @@ class GradientModule:
         known_scalar = isinstance(lowered.result, Var) and is_scalar_output(lowered.result.name, analysis)
         scalar_output = mode == "grad" and "dead_primal_code" in self.optimizations and known_scalar
         self.structures.append({**local_dicts(lowered), **lowered.objects,
-                                **{p: k for p, k in kinds.items()
-                                   if k == DICT or isinstance(k, Fields) or is_object_kind(k)}})
+                                **{p: DICT if isinstance(k, ArrayDict) else k for p, k in kinds.items()
+                                   if is_dict_kind(k) or isinstance(k, Fields) or is_object_kind(k)}})
         try:
             sweeps = Reverse(lowered, wrt, analysis, self, names, self.checkpoint, self.optimizations,
                              self.sparse, value_needed=mode != "grad" or not scalar_output).run()
@@ -391,6 +393,7 @@ class GradientModule:
         wrt = [p for p, m in zip(lowered.params, mask) if m]
         # the caller's activity decides which parameters are varied
         specialize_sequences(lowered, self.callee_kinds(lowered, structures))
+        hoist_invariant_reads(lowered, names)
         analysis = analyze(lowered, wrt, self.callee_kinds(lowered, structures))
         self.structures.append({**local_dicts(lowered), **lowered.objects, **dict(zip(lowered.params, structures))})
         try:

@@ -9,11 +9,12 @@ import os
 
 from ..analysis.activity import DICT, INT, SCALAR, Fields, analyze, specialize_sequences
 from ..analysis.dtypes import Dtypes
+from ..analysis.invariant_reads import hoist_invariant_reads
 from ..backend.forward_tidy import drop_dead_tangents, unpack_tuples
 from ..frontend.callable_values import static_parameters
 from ..frontend.functions import LiftedFunction
 from ..frontend.lower import Lowerer
-from ..frontend.objects import is_dict_kind, is_object_kind
+from ..frontend.objects import ArrayDict, is_dict_kind, is_object_kind
 from ..frontend.relower import is_generated, parse_generated
 from ..ir.names import identifier
 from ..ir.syntax import function as _function
@@ -73,14 +74,15 @@ class ForwardModule(GradientModule):
         self.origin = getattr(lowered.source, "origin", "") \
             or f"{os.path.basename(lowered.source.filename)}:{lowered.name}"
         specialize_sequences(lowered, arg_kinds)
+        hoist_invariant_reads(lowered, names)
         analysis = analyze(lowered, list(wrt), arg_kinds)
         if arg_dtypes is not None:
             dtypes = Dtypes({p: arg_dtypes.get(p) for p in lowered.params})
             dtypes.block(lowered.body)
             refuse_complex_calls(lowered, dataclasses.replace(analysis, dtypes=dtypes), wrt)
         self.structures.append({**local_dicts(lowered), **lowered.objects,
-                                **{p: k for p, k in kinds.items()
-                                   if k == DICT or isinstance(k, Fields) or is_object_kind(k)}})
+                                **{p: DICT if isinstance(k, ArrayDict) else k for p, k in kinds.items()
+                                   if is_dict_kind(k) or isinstance(k, Fields) or is_object_kind(k)}})
         try:
             code = tidied(Forward(lowered, list(wrt), analysis, self, names, self.hint).run())
         finally:
@@ -101,6 +103,7 @@ class ForwardModule(GradientModule):
         lowered, names = self.prepare_callee(fn, structures)
         wrt = [p for p, m in zip(lowered.params, mask) if m]
         specialize_sequences(lowered, self.callee_kinds(lowered, structures))
+        hoist_invariant_reads(lowered, names)
         analysis = analyze(lowered, wrt, self.callee_kinds(lowered, structures))
         if not analysis.is_active(lowered.result):
             self.tangent_callees[key] = None

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..analysis.activity import DICT, INT, SCALAR, SEQ, TENSOR, Fields
 from ..frontend.callable_values import Static, is_static
-from ..frontend.objects import is_object_kind, kind_of_object
+from ..frontend.objects import array_dict, is_object_kind, kind_of_object
 from ..guards import global_kind
 from ..ir.nodes import Const, Global
 from ..ir.sizes import shape_patterns
@@ -23,7 +23,8 @@ _PLAIN_KINDS = {float: SCALAR, int: INT, complex: SCALAR, np.float64: SCALAR, np
 
 
 def kind_of(value):
-    """What generated code is specialized on: "int", "scalar", "seq" (a list or tuple), "dict", a named
+    """What generated code is specialized on: "int", "scalar", "seq" (a list or tuple), "dict" (an `ArrayDict`
+    where its values are arrays and floats: their shapes), a named
     tuple's `Fields`, a record's `ObjectKind` (and `ItemsKind`, `GeneratorKind`), an array's shape, a function's or
     module's identity (`Static`), or "tensor" (anything else)."""
     plain = _PLAIN_KINDS.get(type(value))      # (it runs on every call: the common kinds first)
@@ -37,7 +38,7 @@ def kind_of(value):
     if is_static(value):
         return Static(value)
     if isinstance(value, dict):
-        return DICT
+        return array_dict(value) or DICT
     if isinstance(value, tuple) and isinstance(getattr(type(value), "_fields", None), tuple):
         return Fields(type(value)._fields)
     if isinstance(value, (list, tuple)):

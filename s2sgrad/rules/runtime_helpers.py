@@ -36,11 +36,13 @@ from ..runtime import (
     kron_grad_b,
     matmul_grad_a,
     matmul_grad_b,
+    no_grads,
     product_of_others,
     product_of_others_tangent,
     rfft_grad,
     rfftn_grad,
     scatter,
+    seq_add_at,
     seq_scatter,
     seq_unrepeat,
     seq_unwritten,
@@ -104,6 +106,16 @@ def scatter(y, g, x, index):
 @tangent(seq_scatter)
 def seq_scatter(y, g, x, index):
     d[y] = seq_scatter(d[g], x, index)
+
+
+@tangent(seq_add_at)
+def seq_add_at(y, gs, g, x, index):
+    d[y] = seq_add_at(d[gs], d[g], x, index)
+
+
+@tangent(no_grads)
+def no_grads(y, x):
+    d[y] = no_grads(x)
 
 
 @tangent(densify)

@@ -62,7 +62,7 @@ from .elementwise import cast_tangent, clip_choice, uncast
 from .fft import fitted, hfft_grad, ihfft_grad, irfft_grad, irfftn_grad, rfft_grad, rfftn_grad, transform_axes
 from .gradients import Like, add_grads, complete, grad_or_zeros, like, zeros_like
 from .gradients import rebuilt as rebuilt  # (not in __all__, as RandomStates: for s2sgrad's own modules)
-from .indexing import scatter, seq_scatter
+from .indexing import no_grads, scatter, seq_add_at, seq_scatter
 from .libraries import scipy_signal, scipy_special
 from .linalg import (
     cholesky_grad,
@@ -177,7 +177,7 @@ from .writes import add_at, at_copy, extremum_ties, maximum_at, minimum_at, seti
 
 __all__ = [
     "Stack", "SparseGrad", "Like", "like", "sum_to", "unbroadcast", "unreduce", "zeros_like", "complete",
-    "scatter", "seq_scatter", "add_grads", "densify", "while_loop", "if_else",
+    "scatter", "seq_scatter", "seq_add_at", "no_grads", "add_grads", "densify", "while_loop", "if_else",
     "setitem", "list_append", "seq_setitem", "seq_written", "seq_unwritten", "seq_concat", "seq_repeat",
     "seq_unrepeat", "dict_keys", "format_string", "check_scalar", "output_seed", "assert_true", "written",
     "Checkpoints", "RowBatches", "Work",

@@ -5,12 +5,20 @@
     [3.0, 0.0, 0.0]
     >>> seq_scatter(5.0, [1.0, 2.0], 1)
     [None, 5.0]
+
+A loop adding the gradient of one item of a container per trip starts from `no_grads` and adds into the
+item's slot alone (`seq_add_at`), never forming a zero for the other items:
+
+    >>> gs = no_grads([1.0, 2.0, 3.0])
+    >>> seq_add_at(seq_add_at(gs, 1.0, [1.0, 2.0, 3.0], 2), 4.0, [1.0, 2.0, 3.0], 2)
+    [None, None, 5.0]
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .dtypes import float_dtype
+from .gradients import add_grads, zeros_like
 from .sparse import SparseGrad
 
 
@@ -41,4 +49,23 @@ def seq_scatter(g, x, index):
             out[i] = gi
     else:
         out[index] = g
+    return tuple(out) if isinstance(x, tuple) else out
+
+
+def no_grads(x):
+    """The zero gradient of `x` that costs nothing where x is a list, tuple or dict: None in every slot."""
+    if isinstance(x, dict):
+        return {k: None for k in x}
+    if isinstance(x, (list, tuple)):
+        return [None] * len(x) if isinstance(x, list) else (None,) * len(x)
+    return zeros_like(x)
+
+
+def seq_add_at(gs, g, x, index):
+    """`gs` (the gradient of `x`) plus the gradient `g` of ``x[index]``: where x is a list, tuple or dict, a copy
+    of gs with g added into the slot at `index` alone (a copy of the container, not of its items)."""
+    if not isinstance(x, (list, tuple, dict)) or isinstance(index, slice) or gs is None:
+        return add_grads(gs, scatter(g, x, index))
+    out = dict(gs) if isinstance(gs, dict) else list(gs)
+    out[index] = add_grads(out.get(index) if isinstance(out, dict) else out[index], g)
     return tuple(out) if isinstance(x, tuple) else out

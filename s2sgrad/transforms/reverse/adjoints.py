@@ -106,6 +106,8 @@ class Adjoints:
                 value = ast.BinOp(_name(dname), ast.Add(), expr)
                 if not self.branches:        # a new array for the rest of this trip (see adjoint_trip)
                     self.may_alias[name] = False
+            elif self.analysis.kind.get(name, TENSOR) != TENSOR and _is_item_gradient(expr):
+                value = _call("seq_add_at", _name(dname), *expr.args)     # into the item's slot alone
             else:
                 value = _call("add_grads", _name(dname), expr)
                 if not is_sparse:
@@ -127,7 +129,8 @@ class Adjoints:
         self.has.add(name)
         self.may_alias[name] = False
         self.sparse.discard(name)
-        return _assign(self.name(name), _call("zeros_like", _name(name)), origin)
+        container = self.symbolic_zeros and self.analysis.kind.get(name, TENSOR) != TENSOR
+        return _assign(self.name(name), _call("no_grads" if container else "zeros_like", _name(name)), origin)
 
     def may_be_sparse(self, expr: ast.expr) -> bool:
         """Could `expr` be a SparseGrad? Only ``scatter`` with an index that may be an array of rows."""
@@ -159,6 +162,12 @@ class Adjoints:
             return not node.keywords and all(self.is_basic_part(a, nested=True) and not _is_call(a, "slice")
                                              for a in node.args)
         return False
+
+
+def _is_item_gradient(expr: ast.expr) -> bool:
+    """Is `expr` the gradient of one read ``x[i]`` of a container, ``scatter(g, x, i)`` or ``seq_scatter(g, x, i)``?"""
+    return (_is_call(expr, "scatter") or _is_call(expr, "seq_scatter")) and len(expr.args) == 3 \
+        and not expr.keywords
 
 
 def _may_alias(expr: ast.expr) -> bool:
