@@ -6,7 +6,7 @@ arrays' shapes as their patterns (`kinds_of`), and what a called function is tol
     >>> kind_of(0.5), kind_of(3), kind_of(np.ones((2, 3))), kind_of([1.0, 2.0])
     ('scalar', 'int', (2, 3), 'seq')
     >>> kinds_of([np.ones((7, 3)), np.ones(7)])
-    ((n_x, d_x), (n_x,))
+    ((Size(0), Size(1)), (Size(0),))
 """
 from __future__ import annotations
 
