@@ -210,3 +210,24 @@ def test_value_and_grad_and_vjp_reuse_their_code_at_new_sizes():
         expected = finite_difference(f, list(args), 0)
         np.testing.assert_allclose(g, expected, rtol=1e-6, atol=1e-8)
         np.testing.assert_allclose(g_2, 2.0 * expected, rtol=1e-6, atol=1e-8)
+
+
+def gufunc_vecdot(p0, p1):
+    return np.sum(np.vecdot(p0, p1) * WEIGHTS)
+
+
+def gufunc_matmul(A, x):
+    return np.sum(np.matmul(A, x) * x)
+
+
+WEIGHTS = np.array([0.5, -1.0, 2.0])
+RNG = np.random.default_rng(7)
+
+
+@pytest.mark.parametrize("f, args", [(gufunc_vecdot, (RNG.standard_normal((3, 4)), RNG.standard_normal(4))),
+                                     (gufunc_matmul, (RNG.standard_normal((4, 4)), RNG.standard_normal(4)))],
+                         ids=["vecdot", "matmul"])
+def test_generalized_ufuncs_are_not_elementwise(f, args):
+    """np.vecdot and np.matmul are ufuncs with core dimensions: their results do not have their arguments'
+    broadcast shape (the shape analysis must not treat them as elementwise)."""
+    assert_grad_matches_fd(f, args, wrt=(0, 1))

@@ -27,6 +27,7 @@ import operator
 import numpy as np
 
 from ..ir.nodes import Assign, Op, Var, reads
+from ..ir.primitives import is_elementwise_ufunc
 from .activity import TENSOR, Analysis
 
 ARITHMETIC = {operator.add, operator.sub, operator.mul, operator.truediv, operator.pow, operator.neg,
@@ -59,7 +60,7 @@ def _harmless(value, target: str, analysis: Analysis) -> bool:
     if not isinstance(value, Op) or analysis.dtypes is None:
         return False
     fn = value.fn
-    if not (fn in ARITHMETIC or isinstance(fn, np.ufunc) and fn.nout == 1 or fn in REDUCTIONS):
+    if not (fn in ARITHMETIC or is_elementwise_ufunc(fn) and fn.nout == 1 or fn in REDUCTIONS):
         return False
     if value.kwargs and not (fn in REDUCTIONS and set(value.kwargs) <= {"axis", "keepdims"}):
         return False

@@ -115,7 +115,7 @@ class Shapes(Forward):
 
     def op(self, op: Op):
         fn, args, kwargs = op.fn, op.args, op.kwargs
-        ufunc = isinstance(fn, np.ufunc)
+        ufunc = primitives.is_elementwise_ufunc(fn)
         if (fn in ELEMENTWISE_UNARY or ufunc and fn.nin == 1) and len(args) == 1 and not kwargs:
             return self.of(args[0])
         if (fn in ELEMENTWISE_BINARY or ufunc and fn.nin == 2) and len(args) == 2 and not kwargs:

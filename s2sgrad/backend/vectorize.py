@@ -44,6 +44,7 @@ import copy
 
 import numpy as np
 
+from ..ir.primitives import is_elementwise_ufunc
 from ..ir.sizes import example
 from ..ir.syntax import assign, call, name, names_read, np_call, origin, origin_of
 
@@ -139,7 +140,7 @@ def _elementwise(node, rows: set[str]) -> bool:
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.keywords \
             and isinstance(node.func.value, ast.Name) and node.func.value.id == "np":
         ufunc = getattr(np, node.func.attr, None)
-        return isinstance(ufunc, np.ufunc) and ufunc.nin == len(node.args) \
+        return is_elementwise_ufunc(ufunc) and ufunc.nin == len(node.args) \
             and all(_elementwise(a, rows) for a in node.args)
     return False
 

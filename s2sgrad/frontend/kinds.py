@@ -17,6 +17,7 @@ import gast
 import numpy as np
 
 from ..guards import global_kind
+from ..ir.primitives import is_elementwise_ufunc
 from ..rules.registry import Opaque
 from .views import viewed_name
 
@@ -87,7 +88,7 @@ class Kinds:
                 return True
             if callee in PICKS_A_NUMBER:
                 return self._numbers(node)
-            return isinstance(callee, np.ufunc) and not node.keywords and all(self.is_scalar(a) for a in node.args)
+            return is_elementwise_ufunc(callee) and not node.keywords and all(self.is_scalar(a) for a in node.args)
         return False
 
     def _numbers(self, call) -> bool:
@@ -158,7 +159,7 @@ class Kinds:
             parts = [node.left, node.right]
         elif isinstance(node, gast.UnaryOp):
             parts = [node.operand]
-        elif isinstance(node, gast.Call) and isinstance(self.resolve(node.func), np.ufunc) and not node.keywords:
+        elif isinstance(node, gast.Call) and is_elementwise_ufunc(self.resolve(node.func)) and not node.keywords:
             parts = node.args
         elif isinstance(node, gast.IfExp):
             parts = [node.body, node.orelse]

@@ -21,6 +21,16 @@ import numpy as np
 from .. import runtime
 
 
+def is_elementwise_ufunc(fn) -> bool:
+    """Is `fn` a ufunc applied element by element (``np.sin``, ``np.add``), not a generalized one with core
+    dimensions (``np.matmul``, ``np.vecdot``: their results do not have their arguments' broadcast shape)?
+
+        >>> is_elementwise_ufunc(np.add), is_elementwise_ufunc(np.matmul), is_elementwise_ufunc(len)
+        (True, False, False)
+    """
+    return isinstance(fn, np.ufunc) and fn.signature is None
+
+
 def make_tuple(*items):
     return items
 
