@@ -29,6 +29,8 @@ ALIASES = {   # where y becomes t's array (before the loop, at the top or the bo
     "branch": ("top", "if i % 2 == 1:\n{ind}    y = t", True),
     "later_branch": ("bottom", "if i % 2 == 0:\n{ind}    y = t", False),
     "item": ("top", "parts = [t]\n{ind}y = parts[0]", True),
+    "later_tuple": ("bottom", "y, k = t, 1.0", False),
+    "later_unpacked": ("bottom", "y, k = [t, x]", False),
     "view": ("top", "y = t[0:3]", True),
     "later_view": ("bottom", "y = t.reshape(3)", False),
     "before_branch": ("before", "if x[0] > 0:\n{ind}    y = t", False),
