@@ -273,34 +273,13 @@ class Aliasing:
         for node in gast.walk(loop):
             if not isinstance(node, gast.Assign):
                 continue
-            for target, (keys, held) in self._bound_objects(node):
+            for target, (keys, held) in _bound_objects(self, node):
                 sources = {n for n, k in self.groups.items() if self.find(k) in {self.find(j) for j in keys}}
                 if keys and (target in carried or sources & set(carried) - self.kinds.scalars):
                     for key in keys:
                         self.join_group(target, key)
                 if held and target in carried and self.root(target) is not None:
                     self.held.setdefault(self.root(target), set()).update(held)
-
-    def _bound_objects(self, node: gast.Assign):
-        """(name, the objects it may be bound to) for each name the assignment `node` binds to a value that
-        is not a number: ``y = v``, ``a, b = u, v`` element by element, ``a, b = pair`` to its elements."""
-        value = node.value
-        for target in node.targets:
-            if isinstance(target, gast.Name):
-                if not self.kinds.is_scalar(value):
-                    yield target.id, self.reach(value)
-            elif isinstance(target, (gast.Tuple, gast.List)):
-                pairwise = isinstance(value, (gast.Tuple, gast.List)) and len(value.elts) == len(target.elts) \
-                    and not any(isinstance(e, gast.Starred) for e in [*value.elts, *target.elts])
-                for k, element in enumerate(target.elts):
-                    element = element.value if isinstance(element, gast.Starred) else element
-                    if not isinstance(element, gast.Name):
-                        continue
-                    if pairwise:
-                        if not self.kinds.is_scalar(value.elts[k]):
-                            yield element.id, self.reach(value.elts[k])
-                    else:
-                        yield element.id, self.elements(self.reach(value))
 
     def mutated(self, name: str, where):
         """`name`'s object is changed in place: the other names for it, and the containers that may hold
@@ -401,6 +380,28 @@ class Aliasing:
         """The function may return the objects `node` evaluates to (before the return binds anything)."""
         keys, held = self.reach(node)
         self.returned |= keys | held | self.contents(node)     # a container or record made here: what it holds
+
+
+def _bound_objects(aliasing: Aliasing, node: gast.Assign):
+    """(name, the objects it may be bound to) for each name the assignment `node` binds to a value that
+    is not a number: ``y = v``, ``a, b = u, v`` element by element, ``a, b = pair`` to its elements."""
+    value = node.value
+    for target in node.targets:
+        if isinstance(target, gast.Name):
+            if not aliasing.kinds.is_scalar(value):
+                yield target.id, aliasing.reach(value)
+        elif isinstance(target, (gast.Tuple, gast.List)):
+            pairwise = isinstance(value, (gast.Tuple, gast.List)) and len(value.elts) == len(target.elts) \
+                and not any(isinstance(e, gast.Starred) for e in [*value.elts, *target.elts])
+            for k, element in enumerate(target.elts):
+                element = element.value if isinstance(element, gast.Starred) else element
+                if not isinstance(element, gast.Name):
+                    continue
+                if pairwise:
+                    if not aliasing.kinds.is_scalar(value.elts[k]):
+                        yield element.id, aliasing.reach(value.elts[k])
+                else:
+                    yield element.id, aliasing.elements(aliasing.reach(value))
 
 
 def read_on_entry(loop, name: str):
