@@ -267,13 +267,13 @@ class Aliasing:
         self.union(group, kept)
 
     def join_loop_aliases(self, loop, carried) -> None:
-        """Before a loop: a loop variable the body makes another name for (``y = x``, ``y = x[1:]``), or
-        that another name is made for, may be that object on a later trip, so they share from the start."""
+        """Before a loop: a loop variable the body makes another name for (``y = x``, ``y, k = x, 1.0``,
+        ``y = x[1:]``), or that another name is made for, may be that object on a later trip, so they share
+        from the start."""
         for node in gast.walk(loop):
-            if isinstance(node, gast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], gast.Name) \
-                    and not self.kinds.is_scalar(node.value):
-                target = node.targets[0].id
-                keys, held = self.reach(node.value)
+            if not isinstance(node, gast.Assign):
+                continue
+            for target, (keys, held) in _bound_objects(self, node):
                 sources = {n for n, k in self.groups.items() if self.find(k) in {self.find(j) for j in keys}}
                 if keys and (target in carried or sources & set(carried) - self.kinds.scalars):
                     for key in keys:
@@ -380,6 +380,28 @@ class Aliasing:
         """The function may return the objects `node` evaluates to (before the return binds anything)."""
         keys, held = self.reach(node)
         self.returned |= keys | held | self.contents(node)     # a container or record made here: what it holds
+
+
+def _bound_objects(aliasing: Aliasing, node: gast.Assign):
+    """(name, the objects it may be bound to) for each name the assignment `node` binds to a value that
+    is not a number: ``y = v``, ``a, b = u, v`` element by element, ``a, b = pair`` to its elements."""
+    value = node.value
+    for target in node.targets:
+        if isinstance(target, gast.Name):
+            if not aliasing.kinds.is_scalar(value):
+                yield target.id, aliasing.reach(value)
+        elif isinstance(target, (gast.Tuple, gast.List)):
+            pairwise = isinstance(value, (gast.Tuple, gast.List)) and len(value.elts) == len(target.elts) \
+                and not any(isinstance(e, gast.Starred) for e in [*value.elts, *target.elts])
+            for k, element in enumerate(target.elts):
+                element = element.value if isinstance(element, gast.Starred) else element
+                if not isinstance(element, gast.Name):
+                    continue
+                if pairwise:
+                    if not aliasing.kinds.is_scalar(value.elts[k]):
+                        yield element.id, aliasing.reach(value.elts[k])
+                else:
+                    yield element.id, aliasing.elements(aliasing.reach(value))
 
 
 def read_on_entry(loop, name: str):

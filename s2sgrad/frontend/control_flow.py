@@ -167,7 +167,9 @@ class ControlFlow:
             raise lowerer.stale_error(node.id, stale, node, " in this loop")
         body_outs = [Var(env_after[n]) for n in carried]
         at_end = aliasing.objects_of(carried)
+        stale_at_end = {n: aliasing.stale(n) for n in carried if aliasing.stale(n) is not None}
         results = [lowerer.define(n) for n in carried]
+        aliasing.poisoned.update(stale_at_end)      # the last trip may have changed n through another name
         lowerer.maybe_unbound.update({n: lowerer.env[n] for n in unbound})
         aliasing.keep_objects((entry[0], {**entry[1], **at_end[1]}), scalars, vectors,
                               also=at_end)    # after the loop, n is its first object or a trip's last one
