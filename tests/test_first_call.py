@@ -21,8 +21,9 @@ from s2sgrad.api import generation
 from s2sgrad.backend.coalesce import coalesce, live_in
 from s2sgrad.frontend import lower
 from s2sgrad.ir.syntax import origin, origin_of
-from s2sgrad.ir.trees import copy_tree, walk
+from s2sgrad.ir.trees import Transformer, copy_tree, dumps, walk
 from s2sgrad.pipeline import driver
+from s2sgrad.transforms.reverse.assignments import Reuse
 
 _modules = itertools.count()
 
@@ -89,6 +90,55 @@ def test_a_list_of_statements_copies_as_a_list():
     copied = copy_tree(body)
     assert isinstance(copied, list) and [ast.unparse(s) for s in copied] == ["a = 1", "b = a"]
     assert all(c is not s for c, s in zip(copied, body))
+
+
+def rewriters(base):
+    """Transformers of every kind of result, on `base`: a node replaced, removed, expanded to several."""
+    class Renamed(base):
+        def visit_Name(self, node):
+            return ast.Name(node.id + "_r", node.ctx) if len(node.id) % 2 else node
+
+    class Pruned(base):
+        def visit_Expr(self, node):
+            return None
+
+        def visit_Pass(self, node):
+            return [ast.Pass(), ast.Pass()]
+
+        def visit_keyword(self, node):
+            self.generic_visit(node)
+            return None if node.arg == "x" else node
+
+    class Contexts(base):                 # visits nodes without fields, and constants
+        def visit_Load(self, node):
+            return ast.Load()
+
+        def visit_Constant(self, node):
+            return ast.Constant(repr(node.value))
+    return Renamed, Pruned, Contexts
+
+
+@pytest.mark.parametrize("tree", list(trees())[::2])
+def test_transformer_rewrites_as_node_transformer_does(tree):
+    for fast, plain in zip(rewriters(Transformer), rewriters(ast.NodeTransformer)):
+        ours, theirs = fast().visit(copy_tree(tree)), plain().visit(copy_tree(tree))
+        assert ast.dump(ours, include_attributes=True) == ast.dump(theirs, include_attributes=True)
+
+
+@pytest.mark.parametrize("tree", list(trees()))
+def test_dumps_is_ast_dump_of_every_node(tree):
+    texts = dumps(tree)
+    assert all(texts[id(node)] == ast.dump(node) for node in walk(tree))
+
+
+def test_reuse_reads_the_tree_as_it_is_where_a_node_appears_twice():
+    """A replacement inside a shared node changes what its second place prints (as `ast.dump` sees it)."""
+    computed = {ast.dump(ast.parse(e, mode="eval").body): n for e, n in [("np.cos(x)", "c"), ("np.sin(c)", "s")]}
+    shared = ast.parse("np.sin(np.cos(x))", mode="eval").body
+    tree = ast.BinOp(shared, ast.Add(), shared)
+    assert ast.unparse(Reuse(computed).visit(tree)) == "np.sin(c) + s"
+    assert ast.unparse(Reuse(computed).visit(ast.parse("np.sin(np.cos(x)) * np.cos(x)", mode="eval").body)) \
+        == "np.sin(c) * c"
 
 
 # ---------------------------------------------------------------- effects, once per generation

@@ -15,7 +15,7 @@ import os
 
 from ..ir.sizes import printed
 from ..ir.syntax import keep_origin, names_read, note_of, origin_of, shape_of
-from ..ir.trees import copy_tree, walk
+from ..ir.trees import Transformer, copy_tree, walk
 
 # The calls in generated code that are not pure, besides those of the generated functions a driver names
 # impure (the forward and backward functions of called user functions: they push, pop and run user code).
@@ -76,7 +76,7 @@ def _header(stmt) -> list:
     return [stmt]
 
 
-class _Replace(ast.NodeTransformer):
+class _Replace(Transformer):
     def __init__(self, name, expr):
         self.name = name
         self.expr = expr
@@ -89,7 +89,7 @@ class _Replace(ast.NodeTransformer):
         return node
 
 
-class _Unshare(ast.NodeTransformer):
+class _Unshare(Transformer):
     """Give every place in the tree its own node: the passes below rename and rewrite nodes in place."""
 
     def __init__(self):
@@ -183,7 +183,7 @@ def _while_condition(loop: ast.While) -> None:
             loop.body = loop.body[1:] or [ast.Pass()]
 
 
-class _NoBroadcast(ast.NodeTransformer):
+class _NoBroadcast(Transformer):
     """``np.broadcast_to(e, s) * v`` -> ``e * v`` where v is known to have shape s (the product is the same)."""
 
     def visit_BinOp(self, node):
@@ -404,7 +404,7 @@ def render(module_body: list, header: str = "") -> str:
     return "\n".join(printer.lines) + "\n"
 
 
-class _NegativeBases(ast.NodeTransformer):
+class _NegativeBases(Transformer):
     """A negative number raised to a power or with an attribute read is written (-0.5) ** 2, not -0.5 ** 2
     (which ``ast.unparse`` prints for a constant -0.5, and Python reads as -(0.5 ** 2))."""
 

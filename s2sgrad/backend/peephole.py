@@ -27,6 +27,7 @@ import ast
 import math
 
 from ..ir.syntax import is_slice
+from ..ir.trees import Transformer
 
 
 def simplify_arithmetic(tree: ast.AST) -> ast.AST:
@@ -37,7 +38,7 @@ def simplify_arithmetic(tree: ast.AST) -> ast.AST:
     return tree
 
 
-class _Pieces(ast.NodeTransformer):
+class _Pieces(Transformer):
     """``[a, b][0]`` -> ``a``; ``grad_or_zeros(g[:4], x)`` -> ``g[:4]`` (a slice is never a missing gradient)."""
 
     def visit_Subscript(self, node):
@@ -72,7 +73,7 @@ def _without_negation(node) -> ast.expr | None:
     return None
 
 
-class _Signs(ast.NodeTransformer):
+class _Signs(Transformer):
     """A negation inside a term that is added, subtracted or negated becomes the opposite operation."""
 
     def visit_BinOp(self, node):
@@ -112,7 +113,7 @@ def _power_of_two(node) -> bool:
     return math.isfinite(node.value) and mantissa == 0.5
 
 
-class _ScaleFactors(ast.NodeTransformer):
+class _ScaleFactors(Transformer):
     """In a product of factors (``*`` anywhere, ``/`` on its left), powers of two combine into the first."""
 
     def visit_BinOp(self, node):

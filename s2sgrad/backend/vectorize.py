@@ -47,6 +47,7 @@ import numpy as np
 from ..ir.primitives import is_elementwise_ufunc
 from ..ir.sizes import example
 from ..ir.syntax import assign, call, name, names_read, np_call, origin, origin_of
+from ..ir.trees import Transformer
 
 _ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)
 
@@ -389,7 +390,7 @@ class _Trips:
 
     @staticmethod
     def replace(stmt, rows, iterated):
-        class Terms(ast.NodeTransformer):
+        class Terms(Transformer):
             def visit(self, node):
                 if isinstance(node, ast.expr) and ast.dump(node) in iterated and names_read(node) & rows:
                     return ast.copy_location(name(iterated[ast.dump(node)][0]), node)
@@ -502,7 +503,7 @@ def _rows(array: str, start, stop) -> ast.Subscript:
     return ast.Subscript(name(array), ast.Slice(*bound), ast.Load())
 
 
-class _Rename(ast.NodeTransformer):
+class _Rename(Transformer):
     def __init__(self, renames: dict):
         self.renames = renames
 

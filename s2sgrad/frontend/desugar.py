@@ -33,7 +33,7 @@ import numpy as np
 
 from .. import runtime
 from ..errors import UnsupportedSyntax
-from ..ir.trees import copy_tree, walk
+from ..ir.trees import Transformer, copy_tree, walk
 from ..markers import checkpointed
 from .builtin_calls import BuiltinCalls
 from .comprehensions import hoisted
@@ -47,7 +47,7 @@ from .gast_build import negation as _not
 from .statements import SUGARED, rewritten, unstarred
 
 
-class _Substitute(gast.NodeTransformer):
+class _Substitute(Transformer):
     def __init__(self, name: str, expr):
         self.name, self.expr = name, expr
 

@@ -329,7 +329,7 @@ class GradientModule:
         backward = BackwardSweep(backward_line, sweeps.trip_loops, sweeps.row_stacks, in_place_rows) \
             if sweeps.backward else None
         self.tidy(node, names, backward=backward)
-        read = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+        read = {n.id for n in walk(node) if isinstance(n, ast.Name)}
         start = 1 if node.body and node.body[0] is body[0] else 0          # after the forward sweep's comment
         node.body[start:start] = size_bindings(kinds, read)
         self.functions.append(node)
@@ -439,11 +439,15 @@ class GradientModule:
             name = self.names.fresh("constant")
             self.namespace[name] = {id(child.value): (child.value, None)}
             return ast.copy_location(ast.Name(name, ast.Load()), child)
-        for parent in list(ast.walk(node)):
-            for field_name, value in ast.iter_fields(parent):
+        for parent in list(walk(node)):
+            for field_name in parent._fields:
+                try:
+                    value = getattr(parent, field_name)
+                except AttributeError:
+                    continue
                 if isinstance(value, list):
                     value[:] = [named(child) for child in value]
-                else:
+                elif isinstance(value, ast.Constant):
                     setattr(parent, field_name, named(value))
         return node
 

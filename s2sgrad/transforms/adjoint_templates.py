@@ -24,7 +24,7 @@ from ..ir.nodes import Const, Op, Var
 from ..ir.sizes import shape_expression, size_expression, size_sum
 from ..ir.syntax import np_call as _np_call
 from ..ir.syntax import with_shape
-from ..ir.trees import copy_tree, walk
+from ..ir.trees import Transformer, copy_tree, walk
 from ..optimizations import ALL
 from ..rules.registry import Rule, refusal
 from .templates import Simplify, Substitute, bind, drop_dead, materialize
@@ -91,11 +91,9 @@ def expand(rule: Rule, op: Op, result: str, adjoint: ast.expr, is_active, names,
     """
     binding = bind(rule, op)
     temps = {}
-    for stmt in rule.body:
-        for node in walk(stmt):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id not in temps \
-                    and node.id not in binding.atoms:
-                temps[node.id] = ast.Name(names.fresh(node.id, temporary=True), ast.Load())
+    for name in _stored(rule):
+        if name not in temps and name not in binding.atoms:
+            temps[name] = ast.Name(names.fresh(name, temporary=True), ast.Load())
     substitute = _Substitute(rule, binding, ast.Name(result, ast.Load()), adjoint, temps, shapes)
     steps = []
     for stmt in rule.body:
@@ -121,17 +119,31 @@ def expand(rule: Rule, op: Op, result: str, adjoint: ast.expr, is_active, names,
                 expr = _FloatMath(shapes).visit(expr)
             steps.append(Contribution(atom, expr))
     simplify = Simplify() if "constant_folding" in optimizations else None
+    plain = materialize if binding.defaulted else lambda node: node      # (only a defaulted parameter's is a Default)
     for step in steps:
         if isinstance(step, Contribution):
-            step.expr = materialize(simplify.visit(step.expr) if simplify else step.expr)
+            step.expr = plain(simplify.visit(step.expr) if simplify else step.expr)
         else:
-            materialize(simplify.visit(step) if simplify else step)
+            plain(simplify.visit(step) if simplify else step)
     statements = [s for s in steps if not isinstance(s, Contribution)]
     kept = {id(s) for s in drop_dead(statements, [c.expr for c in steps if isinstance(c, Contribution)])}
     return [s for s in steps if isinstance(s, Contribution) or id(s) in kept]
 
 
-class _Unbroadcast(ast.NodeTransformer):
+_STORED: dict = {}
+
+
+def _stored(rule: Rule) -> list:
+    """The names `rule`'s template assigns, in the order `walk` meets them (repeats included)."""
+    found = _STORED.get(id(rule.body))
+    if found is None or found[0] is not rule.body:
+        stored = [node.id for stmt in rule.body for node in walk(stmt)
+                  if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)]
+        found = _STORED[id(rule.body)] = (rule.body, stored)
+    return found[1]
+
+
+class _Unbroadcast(Transformer):
     """Use what is known of shapes: ``unbroadcast(g, x)`` -> ``g`` where x certainly has the result's
     shape, ``np.sum(g)`` where x is a scalar, ``sum_to(g, (3, 1))`` where x's shape is known;
     ``unreduce(g, x, None, False)`` -> ``np.broadcast_to(g, (3, 4))`` where x's shape is known."""
@@ -139,7 +151,7 @@ class _Unbroadcast(ast.NodeTransformer):
     def __init__(self, shapes, result: str, adjoint: ast.expr | None = None, dot: bool = True):
         self.shapes = shapes
         self.result = result
-        self.adjoint = ast.dump(adjoint) if adjoint is not None else None
+        self.adjoint = adjoint
         self.dot = dot
 
     def matmul(self, node):
@@ -149,7 +161,8 @@ class _Unbroadcast(ast.NodeTransformer):
         """``np.sum(g)``; for ``d[y] * b`` with y and b vectors of one shape, the dot product ``d[y] @ b``."""
         result = self.shapes.concrete(Var(self.result))
         if self.dot and isinstance(g, ast.BinOp) and isinstance(g.op, ast.Mult) and result is not None \
-                and len(result) == 1 and ast.dump(g.left) == self.adjoint and isinstance(g.right, ast.Name) \
+                and len(result) == 1 and self.adjoint is not None and ast.dump(g.left) == ast.dump(self.adjoint) \
+                and isinstance(g.right, ast.Name) \
                 and self.shapes.concrete(Var(g.right.id)) == result:
             return ast.BinOp(g.left, ast.MatMult(), g.right)
         return _np_call("sum", g)
@@ -226,7 +239,7 @@ class _Unbroadcast(ast.NodeTransformer):
 SCALAR_TWINS = {"sin": "sin", "cos": "cos"}
 
 
-class _FloatMath(ast.NodeTransformer):
+class _FloatMath(Transformer):
     """``np.cos(y)`` -> ``math.cos(y)`` in backward code where y is certainly a scalar: the same function,
     without NumPy's per-call cost for one number."""
 

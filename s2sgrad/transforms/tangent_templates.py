@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from ..ir import primitives
 from ..ir.names import Names
 from ..ir.nodes import Op, Var, atom_expr
-from ..ir.trees import copy_tree
+from ..ir.trees import Transformer, copy_tree
 from ..rules.registry import Rule, refusal
 from .templates import Simplify, Substitute, bind, dotted, drop_dead, fold, is_number, materialize, picked_branch
 
@@ -207,7 +207,7 @@ def _commuted_products(left, right) -> bool:
 
 def _materialize(node):
     """`node` with its defaults and zeros written out: zeros as ``zeros_like(x)`` (``0.0`` for a number)."""
-    class Plain(ast.NodeTransformer):
+    class Plain(Transformer):
         def visit__Zero(self, zero):
             if isinstance(zero.like, ast.Constant) and type(zero.like.value) in (int, float):
                 return ast.Constant(0.0)

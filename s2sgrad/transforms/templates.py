@@ -33,7 +33,7 @@ from ..errors import S2SGradError
 from ..ir import primitives
 from ..ir.nodes import Const, Op, Var, atom_expr
 from ..ir.syntax import names_read
-from ..ir.trees import copy_tree, walk
+from ..ir.trees import Transformer, copy_tree, walk
 from ..rules.registry import Rule
 
 
@@ -72,13 +72,13 @@ class Default(ast.Constant):
 
 def materialize(node):
     """`node` with its `Default` constants written as plain expressions."""
-    class Plain(ast.NodeTransformer):
+    class Plain(Transformer):
         def visit_Default(self, default):
             return primitives.constant(default.value)
     return Plain().visit(node)
 
 
-class Substitute(ast.NodeTransformer):
+class Substitute(Transformer):
     """Put a call's atoms, the result's name and the temporaries' names into a copy of a template expression.
 
     `temps` maps a template temporary to the expression standing for it. ``d[...]`` is the mode's
@@ -198,7 +198,7 @@ def leave_out_defaults(call: ast.Call, trusted: bool) -> None:
         call.args.pop()
 
 
-class Simplify(ast.NodeTransformer):
+class Simplify(Transformer):
     """Fold what substitution left constant, bottom up: tests on constants pick their branch
     (``a if None is None else b`` -> ``a``, ``np.where(True, a, b)`` -> ``a``), ``x * 1``, ``x ** 1``,
     ``x / 1``, ``x + 0`` and ``x - 0`` are `x`, a `math` function of constants is its value, and

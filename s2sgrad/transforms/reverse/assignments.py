@@ -17,6 +17,7 @@ from ...analysis.inplace import MUTATIONS
 from ...frontend.functions import is_user_function
 from ...ir import primitives
 from ...ir.nodes import Assign, Op, value_expr
+from ...ir.trees import Transformer, dumps, walk
 from ...rules import is_nondifferentiable, rule_for
 from ...rules.registry import Rule
 from ..adjoint_templates import Contribution
@@ -63,15 +64,30 @@ def computed(block: list) -> dict:
     return out
 
 
-class Reuse(ast.NodeTransformer):
+class Reuse(Transformer):
     """In backward code, use the forward sweep's value instead of computing it again (``np.sin(x)`` -> ``sin``)."""
 
     def __init__(self, computed: dict):
         self.computed = computed
+        self.text = None
+
+    def visit(self, node):
+        """`node` rewritten. What `ast.dump` prints of its nodes is found once, before any is replaced, unless a
+        node appears twice in it (a replacement inside one would change what the other prints)."""
+        if self.text is not None:            # a node inside the tree being rewritten
+            return super().visit(node)
+        if not self.computed:
+            return node
+        texts = dumps(node)
+        self.text = (lambda n: texts[id(n)]) if len(texts) == sum(1 for _ in walk(node)) else ast.dump
+        try:
+            return super().visit(node)
+        finally:
+            self.text = None
 
     def generic_visit(self, node):
-        if isinstance(node, (ast.Call, ast.BinOp, ast.UnaryOp)) and self.computed:
-            name = self.computed.get(ast.dump(node))
+        if isinstance(node, (ast.Call, ast.BinOp, ast.UnaryOp)):
+            name = self.computed.get(self.text(node))
             if name is not None:
                 return ast.Name(name, ast.Load())
         return super().generic_visit(node)
