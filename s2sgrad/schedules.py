@@ -86,7 +86,6 @@ from abc import ABC, abstractmethod
 from bisect import bisect_left
 from collections.abc import Iterator
 from dataclasses import dataclass
-from itertools import accumulate
 from math import comb, isqrt
 from typing import Union
 
@@ -511,6 +510,11 @@ class _OnlineTracker(Tracker):
         # From here on, with three slots or more, the rule of least cost (`_step_by_cost`).
         self._by_cost_from = comb(snapshots + 2, 2) if snapshots >= 3 else None
         self._costs: tuple | None = None  # `_reversal_costs()` of the snapshots held
+        # The parts of those costs that depend only on the earliest snapshots, kept across stores:
+        # sums of stretch costs from the loop entry on, and the cheapest inner eviction so far.
+        self._keeping_sums = [0]  # [j]: stretches 0 .. j - 1, stretch i with s - i slots
+        self._evicting_sums = [0]  # [j]: the same with one slot more each
+        self._cheapest_inner: list[tuple[int, int]] = []  # [k - 1]: (cost, k) least for 1 .. k
 
     def step(self) -> Snapshot | None:
         position = self.position
@@ -564,19 +568,27 @@ class _OnlineTracker(Tracker):
         """With every slot used: the forward steps reversing the stretches between the snapshots,
         keeping them all; the snapshot whose eviction costs least but the last (index, cost), when
         the state at the current position is stored; and that cost evicting the last.  Stretch
-        ``j`` is reversed with ``s - j`` slots; after an eviction the later ones have one more."""
-        s, positions = self.snapshots, [c.position for c in self._held]
-        lengths = [b - a for a, b in zip(positions, positions[1:])]
-        before = list(accumulate((_quick_optimum(n, s - j) for j, n in enumerate(lengths)), initial=0))
-        after = [0] * (s + 1)  # after[k]: the stretches from k on, with one slot more
-        for j in range(s - 2, 0, -1):
-            after[j] = after[j + 1] + _quick_optimum(lengths[j], s - j + 1)
+        ``j`` is reversed with ``s - j`` slots; after an eviction the later ones have one more.
+
+        Evicting inner snapshot ``k`` costs ``keeping[k - 1] + merged_k + evicting[s - 1] -
+        evicting[k + 1]`` (the sums being `_keeping_sums` and `_evicting_sums`): apart from the
+        total, it depends only on the snapshots up to ``k + 1``, so what an eviction leaves
+        untouched (`_evict`) is not priced again."""
+        s, held = self.snapshots, self._held
+        keeping, evicting, cheapest = self._keeping_sums, self._evicting_sums, self._cheapest_inner
+        for j in range(len(keeping) - 1, s - 1):
+            length = held[j + 1].position - held[j].position
+            keeping.append(keeping[-1] + _quick_optimum(length, s - j))
+            evicting.append(evicting[-1] + _quick_optimum(length, s - j + 1))
+        for k in range(len(cheapest) + 1, s - 1):
+            merged = _quick_optimum(held[k + 1].position - held[k - 1].position, s - k + 1)
+            cost = keeping[k - 1] + merged - evicting[k + 1]
+            cheapest.append((cost, k) if not cheapest or cost < cheapest[-1][0] else cheapest[-1])
         inner, inner_cost = None, 0
-        for k in range(1, s - 1):
-            cost = before[k - 1] + _quick_optimum(positions[k + 1] - positions[k - 1], s - k + 1) + after[k + 1]
-            if inner is None or cost < inner_cost:
-                inner, inner_cost = k, cost
-        return before[s - 1], inner, inner_cost, before[s - 2]
+        if cheapest:
+            inner_cost, inner = cheapest[-1]
+            inner_cost += evicting[s - 1]
+        return keeping[s - 1], inner, inner_cost, keeping[s - 2]
 
     def _store(self, position: int, level: float) -> Snapshot:
         slot = self._free_slots.pop()
@@ -584,8 +596,11 @@ class _OnlineTracker(Tracker):
         return Snapshot(slot)
 
     def _evict(self, checkpoint: _Checkpoint) -> None:
-        self._held.remove(checkpoint)
+        index = self._held.index(checkpoint)
+        del self._held[index]
         self._free_slots.append(checkpoint.slot)
+        # The stretches up to index - 2 stay as they were, and so do their slots.
+        del self._keeping_sums[index:], self._evicting_sums[index:], self._cheapest_inner[max(0, index - 2):]
 
     def reverse(self) -> Iterator[Action]:
         free = list(self._free_slots)
