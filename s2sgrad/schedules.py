@@ -536,10 +536,12 @@ class _OnlineTracker(Tracker):
     def _latest_dispensable(self, newest_level: float) -> _Checkpoint | None:
         """The latest held checkpoint (not the loop entry) whose level is below a later entry's."""
         highest_later_level = newest_level
-        for checkpoint in reversed(self._held[1:]):
-            if checkpoint.level < highest_later_level:
-                return checkpoint
-            highest_later_level = max(highest_later_level, checkpoint.level)
+        held = self._held
+        for index in range(len(held) - 1, 0, -1):
+            level = held[index].level
+            if level < highest_later_level:
+                return held[index]
+            highest_later_level = level  # not below the highest later one, so the highest now
         return None
 
     def _step_by_cost(self, position: int) -> Snapshot | None:
