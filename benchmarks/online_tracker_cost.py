@@ -13,10 +13,11 @@ loop's cost.  For s = 5, 10, 30, 100 and n = 10^4, 10^5 this times n calls of
 * *from scratch*: the same rule pricing every stretch again after each store
   (`reversal_costs_from_scratch`, the rule as first written), which takes the same
   snapshots;
-* *old rule* (with ``--old-rule COMMIT``): the tracker of ``s2sgrad/schedules.py``
-  at that commit, read with ``git show``.
+* *old rule*: the tracker of ``s2sgrad/schedules.py`` at ``--old-rule COMMIT``
+  (``OLD_RULE``, the first ``Online``), read with ``git show``.
 
-It prints a Markdown table.
+``section()`` returns the Markdown that ``checkpointing.py`` puts into
+``CHECKPOINTING.md``; run alone, this prints it.
 """
 from __future__ import annotations
 
@@ -34,6 +35,7 @@ sys.path.insert(0, str(HERE.parent))
 from s2sgrad import schedules  # noqa: E402
 
 CASES = [(s, n) for s in (5, 10, 30, 100) for n in (10_000, 100_000)]
+OLD_RULE = "58461ae"  # the first Online: levels throughout
 
 
 def reversal_costs_from_scratch(tracker) -> tuple:
@@ -84,21 +86,34 @@ def microseconds_per_step(make_tracker, snapshots: int, n: int, repeats: int) ->
     return best / n * 1e6
 
 
+def section(old_rule: str | None = OLD_RULE, repeats: int = 3) -> list[str]:
+    """The Markdown section ``checkpointing.py`` puts into ``CHECKPOINTING.md``."""
+    makers = {"cached": lambda s: schedules.Online(s).start(), "from scratch": from_scratch_tracker}
+    if old_rule:
+        old = load_old_rule(old_rule)
+        makers["old rule"] = lambda s: old.Online(s).start()
+    lines = ["", "## What the tracker costs per trip", "",
+             "Written by `benchmarks/online_tracker_cost.py`: microseconds per `tracker.step()` of `Online(s)` "
+             "over n calls, no loop run (best of 3 for n = 10,000, one run for 100,000; the machine shared). "
+             "*cached*: the tracker, which after an eviction prices again only the stretches from the evicted "
+             "snapshot on; *from scratch*: the same rule pricing every stretch after each store, as first "
+             f"written (the same snapshots); *old rule*: the tracker at commit {old_rule} (the level rule "
+             "without the greedy replacement).", "",
+             "| s | n | " + " | ".join(f"{name} µs/step" for name in makers) + " | from scratch ÷ cached |",
+             "|---:|---:|" + "---:|" * (len(makers) + 1)]
+    for s, n in CASES:
+        times = {name: microseconds_per_step(make, s, n, repeats) for name, make in makers.items()}
+        cells = " | ".join(f"{t:.1f}" for t in times.values())
+        lines.append(f"| {s} | {n:,} | {cells} | {times['from scratch'] / times['cached']:.1f} |")
+    return lines
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--old-rule", metavar="COMMIT")
+    parser.add_argument("--old-rule", metavar="COMMIT", default=OLD_RULE)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args(argv)
-    makers = {"cached": lambda s: schedules.Online(s).start(), "from scratch": from_scratch_tracker}
-    if args.old_rule:
-        old = load_old_rule(args.old_rule)
-        makers["old rule"] = lambda s: old.Online(s).start()
-    print("| s | n | " + " | ".join(f"{name} µs/step" for name in makers) + " | from scratch ÷ cached |")
-    print("|---:|---:|" + "---:|" * (len(makers) + 1))
-    for s, n in CASES:
-        times = {name: microseconds_per_step(make, s, n, args.repeats) for name, make in makers.items()}
-        cells = " | ".join(f"{t:.1f}" for t in times.values())
-        print(f"| {s} | {n:,} | {cells} | {times['from scratch'] / times['cached']:.1f} |", flush=True)
+    print("\n".join(section(args.old_rule, args.repeats)))
 
 
 if __name__ == "__main__":
