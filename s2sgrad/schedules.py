@@ -510,10 +510,8 @@ class _OnlineTracker(Tracker):
         # From here on, with three slots or more, the rule of least cost (`_step_by_cost`).
         self._by_cost_from = comb(snapshots + 2, 2) if snapshots >= 3 else None
         self._costs: tuple | None = None  # `_reversal_costs()` of the snapshots held
-        # The parts of those costs that depend only on the earliest snapshots, kept across stores:
-        # sums of stretch costs from the loop entry on, and the cheapest inner eviction so far.
-        self._keeping_sums = [0]  # [j]: stretches 0 .. j - 1, stretch i with s - i slots
-        self._evicting_sums = [0]  # [j]: the same with one slot more each
+        # [j]: the costs of stretches 0 .. j - 1, stretch i with s - i slots; with one slot more each
+        self._keeping_sums, self._evicting_sums = [0], [0]
         self._cheapest_inner: list[tuple[int, int]] = []  # [k - 1]: (cost, k) least for 1 .. k
 
     def step(self) -> Snapshot | None:
@@ -536,24 +534,21 @@ class _OnlineTracker(Tracker):
     def _latest_dispensable(self, newest_level: float) -> _Checkpoint | None:
         """The latest held checkpoint (not the loop entry) whose level is below a later entry's."""
         highest_later_level = newest_level
-        held = self._held
-        for index in range(len(held) - 1, 0, -1):
-            level = held[index].level
-            if level < highest_later_level:
-                return held[index]
-            highest_later_level = level  # not below the highest later one, so the highest now
+        for checkpoint in reversed(self._held[1:]):
+            if checkpoint.level < highest_later_level:
+                return checkpoint
+            highest_later_level = checkpoint.level  # not below the highest later one: the highest now
         return None
 
     def _step_by_cost(self, position: int) -> Snapshot | None:
         """Store the current state, in place of the snapshot whose loss costs least, if that makes
         reversing from the next position cheaper than keeping the snapshots held (ties: keep them;
-        else the earliest).  The snapshots' part of each cost is cached until the next store."""
+        else the earliest).  The snapshots' part of each cost is cached until the next eviction."""
         if self._free_slots:
             return self._store(position, level=0)
         if self._costs is None:
             self._costs = self._reversal_costs()
-        keep, inner, inner_cost, last_cost = self._costs
-        held = self._held
+        (keep, inner, inner_cost, last_cost), held = self._costs, self._held
         last = position - held[-1].position
         best, victim = keep + last * (last + 1) // 2, None  # t(last + 1, 1), the last stretch with one slot
         if inner is not None and inner_cost + _two_slots(last) < best:
@@ -563,19 +558,14 @@ class _OnlineTracker(Tracker):
         if victim is None:
             return None
         self._evict(held[victim])
-        self._costs = None
         return self._store(position, level=0)
 
     def _reversal_costs(self) -> tuple:
         """With every slot used: the forward steps reversing the stretches between the snapshots,
         keeping them all; the snapshot whose eviction costs least but the last (index, cost), when
-        the state at the current position is stored; and that cost evicting the last.  Stretch
-        ``j`` is reversed with ``s - j`` slots; after an eviction the later ones have one more.
-
-        Evicting inner snapshot ``k`` costs ``keeping[k - 1] + merged_k + evicting[s - 1] -
-        evicting[k + 1]`` (the sums being `_keeping_sums` and `_evicting_sums`): apart from the
-        total, it depends only on the snapshots up to ``k + 1``, so what an eviction leaves
-        untouched (`_evict`) is not priced again."""
+        the state at the current position is stored; and that cost evicting the last.  Stretch ``j``
+        is reversed with ``s - j`` slots, after an eviction the later ones with one more.  Evicting
+        ``k`` costs, but for a total, what depends on snapshots ``0 .. k + 1``: kept across `_evict`."""
         s, held = self.snapshots, self._held
         keeping, evicting, cheapest = self._keeping_sums, self._evicting_sums, self._cheapest_inner
         for j in range(len(keeping) - 1, s - 1):
@@ -583,14 +573,11 @@ class _OnlineTracker(Tracker):
             keeping.append(keeping[-1] + _quick_optimum(length, s - j))
             evicting.append(evicting[-1] + _quick_optimum(length, s - j + 1))
         for k in range(len(cheapest) + 1, s - 1):
-            merged = _quick_optimum(held[k + 1].position - held[k - 1].position, s - k + 1)
-            cost = keeping[k - 1] + merged - evicting[k + 1]
+            merged = _quick_optimum(held[k + 1].position - held[k - 1].position, s - k + 1)  # k evicted
+            cost = keeping[k - 1] + merged - evicting[k + 1]  # + evicting[s - 1]
             cheapest.append((cost, k) if not cheapest or cost < cheapest[-1][0] else cheapest[-1])
-        inner, inner_cost = None, 0
-        if cheapest:
-            inner_cost, inner = cheapest[-1]
-            inner_cost += evicting[s - 1]
-        return keeping[s - 1], inner, inner_cost, keeping[s - 2]
+        inner_cost, inner = cheapest[-1] if cheapest else (0, None)
+        return keeping[s - 1], inner, inner_cost + evicting[s - 1], keeping[s - 2]
 
     def _store(self, position: int, level: float) -> Snapshot:
         slot = self._free_slots.pop()
@@ -598,10 +585,9 @@ class _OnlineTracker(Tracker):
         return Snapshot(slot)
 
     def _evict(self, checkpoint: _Checkpoint) -> None:
-        index = self._held.index(checkpoint)
-        del self._held[index]
+        del self._held[index := self._held.index(checkpoint)]
         self._free_slots.append(checkpoint.slot)
-        # The stretches up to index - 2 stay as they were, and so do their slots.
+        self._costs = None  # the stretches up to index - 2 stay, and so do their slots:
         del self._keeping_sums[index:], self._evicting_sums[index:], self._cheapest_inner[max(0, index - 2):]
 
     def reverse(self) -> Iterator[Action]:
