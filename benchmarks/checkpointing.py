@@ -29,7 +29,8 @@ n <= (s + 1)(s + 2) / 2 for n = 1000).  For each it measures
 * the largest relative difference of the gradients from store-all's.
 
 Then ``online_bound.py`` sweeps ``Online(s)``'s forward steps against the
-online bound, without running a loop (``--online-max-n``, default 10^5).
+online bound, without running a loop (``--online-max-n``, default 10^5),
+and ``online_tracker_cost.py`` times its tracker per step.
 It writes ``CHECKPOINTING.md`` (the tables) and, if matplotlib imports,
 ``checkpointing.png`` (peak memory against n, log-log) and
 ``online_bound.png`` to ``benchmarks/``, or
@@ -58,6 +59,7 @@ sys.path.insert(0, str(HERE.parent))
 
 import numpy as np  # noqa: E402
 import online_bound  # noqa: E402
+import online_tracker_cost  # noqa: E402
 
 import s2sgrad as sg  # noqa: E402
 from s2sgrad.schedules import optimal_forward_steps  # noqa: E402
@@ -263,6 +265,7 @@ def write_markdown(path: Path, rows: list[Row], args, elapsed: float, cpu: float
         *summary(rows),
         "",
         *online_section,
+        *online_tracker_cost.section(),
         "",
     ]
     path.write_text("\n".join(lines))

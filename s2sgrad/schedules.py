@@ -86,7 +86,6 @@ from abc import ABC, abstractmethod
 from bisect import bisect_left
 from collections.abc import Iterator
 from dataclasses import dataclass
-from itertools import accumulate
 from math import comb, isqrt
 from typing import Union
 
@@ -511,6 +510,9 @@ class _OnlineTracker(Tracker):
         # From here on, with three slots or more, the rule of least cost (`_step_by_cost`).
         self._by_cost_from = comb(snapshots + 2, 2) if snapshots >= 3 else None
         self._costs: tuple | None = None  # `_reversal_costs()` of the snapshots held
+        # [j]: the costs of stretches 0 .. j - 1, stretch i with s - i slots; with one slot more each
+        self._keeping_sums, self._evicting_sums = [0], [0]
+        self._cheapest_inner: list[tuple[int, int]] = []  # [k - 1]: (cost, k) least for 1 .. k
 
     def step(self) -> Snapshot | None:
         position = self.position
@@ -535,19 +537,18 @@ class _OnlineTracker(Tracker):
         for checkpoint in reversed(self._held[1:]):
             if checkpoint.level < highest_later_level:
                 return checkpoint
-            highest_later_level = max(highest_later_level, checkpoint.level)
+            highest_later_level = checkpoint.level  # not below the highest later one: the highest now
         return None
 
     def _step_by_cost(self, position: int) -> Snapshot | None:
         """Store the current state, in place of the snapshot whose loss costs least, if that makes
         reversing from the next position cheaper than keeping the snapshots held (ties: keep them;
-        else the earliest).  The snapshots' part of each cost is cached until the next store."""
+        else the earliest).  The snapshots' part of each cost is cached until the next eviction."""
         if self._free_slots:
             return self._store(position, level=0)
         if self._costs is None:
             self._costs = self._reversal_costs()
-        keep, inner, inner_cost, last_cost = self._costs
-        held = self._held
+        (keep, inner, inner_cost, last_cost), held = self._costs, self._held
         last = position - held[-1].position
         best, victim = keep + last * (last + 1) // 2, None  # t(last + 1, 1), the last stretch with one slot
         if inner is not None and inner_cost + _two_slots(last) < best:
@@ -557,26 +558,26 @@ class _OnlineTracker(Tracker):
         if victim is None:
             return None
         self._evict(held[victim])
-        self._costs = None
         return self._store(position, level=0)
 
     def _reversal_costs(self) -> tuple:
         """With every slot used: the forward steps reversing the stretches between the snapshots,
         keeping them all; the snapshot whose eviction costs least but the last (index, cost), when
-        the state at the current position is stored; and that cost evicting the last.  Stretch
-        ``j`` is reversed with ``s - j`` slots; after an eviction the later ones have one more."""
-        s, positions = self.snapshots, [c.position for c in self._held]
-        lengths = [b - a for a, b in zip(positions, positions[1:])]
-        before = list(accumulate((_quick_optimum(n, s - j) for j, n in enumerate(lengths)), initial=0))
-        after = [0] * (s + 1)  # after[k]: the stretches from k on, with one slot more
-        for j in range(s - 2, 0, -1):
-            after[j] = after[j + 1] + _quick_optimum(lengths[j], s - j + 1)
-        inner, inner_cost = None, 0
-        for k in range(1, s - 1):
-            cost = before[k - 1] + _quick_optimum(positions[k + 1] - positions[k - 1], s - k + 1) + after[k + 1]
-            if inner is None or cost < inner_cost:
-                inner, inner_cost = k, cost
-        return before[s - 1], inner, inner_cost, before[s - 2]
+        the state at the current position is stored; and that cost evicting the last.  Stretch ``j``
+        is reversed with ``s - j`` slots, after an eviction the later ones with one more.  Evicting
+        ``k`` costs, but for a total, what depends on snapshots ``0 .. k + 1``: kept across `_evict`."""
+        s, held = self.snapshots, self._held
+        keeping, evicting, cheapest = self._keeping_sums, self._evicting_sums, self._cheapest_inner
+        for j in range(len(keeping) - 1, s - 1):
+            length = held[j + 1].position - held[j].position
+            keeping.append(keeping[-1] + _quick_optimum(length, s - j))
+            evicting.append(evicting[-1] + _quick_optimum(length, s - j + 1))
+        for k in range(len(cheapest) + 1, s - 1):
+            merged = _quick_optimum(held[k + 1].position - held[k - 1].position, s - k + 1)  # k evicted
+            cost = keeping[k - 1] + merged - evicting[k + 1]  # + evicting[s - 1]
+            cheapest.append((cost, k) if not cheapest or cost < cheapest[-1][0] else cheapest[-1])
+        inner_cost, inner = cheapest[-1] if cheapest else (0, None)
+        return keeping[s - 1], inner, inner_cost + evicting[s - 1], keeping[s - 2]
 
     def _store(self, position: int, level: float) -> Snapshot:
         slot = self._free_slots.pop()
@@ -584,8 +585,10 @@ class _OnlineTracker(Tracker):
         return Snapshot(slot)
 
     def _evict(self, checkpoint: _Checkpoint) -> None:
-        self._held.remove(checkpoint)
+        del self._held[index := self._held.index(checkpoint)]
         self._free_slots.append(checkpoint.slot)
+        self._costs = None  # the stretches up to index - 2 stay, and so do their slots:
+        del self._keeping_sums[index:], self._evicting_sums[index:], self._cheapest_inner[max(0, index - 2):]
 
     def reverse(self) -> Iterator[Action]:
         free = list(self._free_slots)

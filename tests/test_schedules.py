@@ -384,3 +384,48 @@ def test_online_keeps_the_loop_entry() -> None:
         if snapshot is not None:
             slots[snapshot.slot] = position
         assert slots[0] == 0
+
+
+def reversal_costs_from_scratch(tracker) -> tuple:
+    """What ``tracker._reversal_costs()`` must return, priced from the snapshots' positions alone."""
+    s, positions = tracker.snapshots, [c.position for c in tracker._held]
+    lengths = [b - a for a, b in zip(positions, positions[1:])]
+    before = [0]
+    for j, length in enumerate(lengths):
+        before.append(before[-1] + optimal_forward_steps(length, s - j))
+    after = [0] * (s + 1)
+    for j in range(s - 2, 0, -1):
+        after[j] = after[j + 1] + optimal_forward_steps(lengths[j], s - j + 1)
+    inner, inner_cost = None, 0
+    for k in range(1, s - 1):
+        merged = optimal_forward_steps(positions[k + 1] - positions[k - 1], s - k + 1)
+        cost = before[k - 1] + merged + after[k + 1]
+        if inner is None or cost < inner_cost:
+            inner, inner_cost = k, cost
+    return before[s - 1], inner, inner_cost, before[s - 2]
+
+
+@pytest.mark.parametrize("snapshots, n", [(3, 3_000), (4, 3_000), (7, 3_000), (12, 3_000), (30, 4_000)])
+def test_online_prices_from_what_evictions_left(snapshots: int, n: int) -> None:
+    """The tracker keeps the stretch costs across stores and prices again only the stretches an
+    eviction changed; at every step with every slot in use that equals pricing them all."""
+    tracker = Online(snapshots).start()
+    for _ in range(n):
+        tracker.step()
+        if not tracker._free_slots:
+            assert tracker._reversal_costs() == reversal_costs_from_scratch(tracker), tracker.position
+
+
+@pytest.mark.parametrize("snapshots, steps", [
+    (3, [2_326, 12_292, 55_117, 279_233]),
+    (5, [1_370, 6_323, 25_073, 113_020]),
+    (10, [865, 3_760, 13_862, 58_116]),
+    (30, [570, 2_475, 8_475, 34_031]),
+    (100, [500, 1_900, 5_900, 24_751]),
+])
+def test_online_forward_steps_are_pinned(snapshots: int, steps: list[int]) -> None:
+    """The forward steps of n = 300, 1,000, 3,000 and 10,000: the schedule does not change with
+    how its costs are computed."""
+    wanted = [300, 1_000, 3_000, 10_000]
+    costs = online_costs(snapshots, wanted[-1])
+    assert [costs[n] for n in wanted] == steps
