@@ -53,10 +53,10 @@ def zeros_like(x):
     """A zero gradient for `x`: 0.0 for a scalar, a float array for an array, and so on for containers."""
     if isinstance(x, Like):
         return np.zeros(x.shape, dtype=float_dtype(x.dtype))
-    if isinstance(x, (list, tuple)):
-        return rebuilt(x, [zeros_like(v) for v in x])
+    if isinstance(x, (list, tuple)):          # (None in a container of gradients is a zero: it stays None)
+        return rebuilt(x, [None if v is None else zeros_like(v) for v in x])
     if isinstance(x, dict):
-        return {k: zeros_like(v) for k, v in x.items()}
+        return {k: None if v is None else zeros_like(v) for k, v in x.items()}
     if isinstance(x, np.ndarray):
         return np.zeros(x.shape, dtype=float_dtype(x.dtype))
     if isinstance(x, complex):
