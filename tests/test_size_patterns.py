@@ -147,7 +147,8 @@ def test_patterns_name_classes_of_equal_sizes():
     (np.add, [(Size(0), Size(1)), (Size(1),)], (Size(0), Size(1))),
     (np.add, [(Size(0), 1), (1, Size(1))], (Size(0), Size(1))),
     (np.add, [(Size(0),), (Size(1),)], None),                    # an error at run time: no fact
-    (np.add, [(Size(0),), (3,)], (Size(0),)),                     # equal, or an error at run time
+    (np.add, [(Size(0),), (3,)], (Size(0),)),                     # equal, or an error at run time: the first
+    (np.add, [(3,), (Size(0),)], (3,)),
     (np.add, [(Size(0),), (3,), (4,)], None),
 ])
 def test_symbolic_broadcasting_is_exact_or_gives_up(fn, args, expected):

@@ -54,7 +54,8 @@ def same_gradient(fn, args, wrt=0):
     fast = sg.grad(fn, wrt)(*args)
     slow = sg.grad(fn, wrt, optimize=False)(*args)
     for a, b in zip(fast if isinstance(wrt, tuple) else [fast], slow if isinstance(wrt, tuple) else [slow]):
-        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+        single = np.asarray(a).dtype == np.float32           # (computed in float32, in another order)
+        np.testing.assert_allclose(a, b, rtol=1e-5 if single else 1e-12, atol=1e-6 if single else 1e-14)
     return sg.source(fn, wrt, args=args)
 
 

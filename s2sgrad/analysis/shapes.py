@@ -385,10 +385,12 @@ def _broadcast_symbolic(shapes):
         ints = {n for n in sizes if type(n) is int}
         if len(sizes - ints) > 1 or len(ints) > 1:
             return None                        # (two Sizes are never equal: an error at run time)
-        # a Size and an int: equal, or an error; the Size is kept (never 1, unlike a SizeSum), so that a loop
-        # variable keeps its symbolic shape across trips that combine it with a global's concrete one
-        plain = [n for n in sizes if isinstance(n, Size)]
-        out.append(plain[0] if plain else ints.pop() if ints else sizes.pop() if sizes else 1)
+        # a Size and an int: equal, or an error. The first operand's is kept (a SizeSum, which may be 1, only
+        # alone), so that a loop variable keeps its shape across trips: `x + dt * f` keeps x's symbolic size
+        # against a global's concrete one, `np.sin(y) * x` keeps y's concrete size against x's symbolic one
+        entries = [s[len(s) - rank + k] for s in shapes if len(s) - rank + k >= 0]
+        first = next((n for n in entries if n != 1 and (type(n) is int or isinstance(n, Size))), None)
+        out.append(first if first is not None else sizes.pop() if sizes else 1)
     return tuple(out)
 
 
