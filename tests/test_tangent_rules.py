@@ -44,6 +44,9 @@ HELPER_CASES = [
     case(runtime.add_grads, lambda rng: [rng.standard_normal(2), rng.standard_normal(3)],
          lambda rng: [rng.standard_normal(2), rng.standard_normal(3)], wrt=(0, 1), name="add_grads-lists"),
     case(runtime.grad_or_zeros, normal(3), normal(3), name="grad_or_zeros"),
+    case(runtime.seq_add_at, lambda rng: [rng.standard_normal(3), rng.standard_normal(2)], normal(2),
+         [np.zeros(3), np.zeros(2)], 1, wrt=(0, 1), name="seq_add_at"),
+    case(runtime.no_grads, normal(3), name="no_grads"),
     case(runtime.complete, normal(3), normal(3), name="complete"),
     case(runtime.unstack, normal(2, 3), [np.zeros(3), np.zeros(3)], name="unstack"),
     case(runtime.unconcatenate, normal(5, 2), [np.zeros((2, 2)), np.zeros((3, 2))], name="unconcatenate"),
@@ -204,6 +207,7 @@ def test_every_runtime_helper_is_differentiable_or_constant():
     """Generated gradients may call any runtime helper: forward mode must know each one."""
     from s2sgrad.rules import is_nondifferentiable
     internal = {"SparseGrad", "Like", "while_loop", "if_else", "Checkpoints", "Work", "copy_state",
+                "RowBatches",                    # (of checkpointed loops, which forward mode refuses)
                 "norm_grad", "einsum_tangent", "einsum_grad_tangent", "product_of_others_tangent",
                 "product_tangent", "product_grads_tangent",
                 "cumprod_grad_tangent_y", "cumprod_grad_tangent_a", "cumprod_tangent",
@@ -234,7 +238,8 @@ def test_runtime_helpers_have_no_adjoint():
 
 NEEDS_ZEROS = {id(primitives.list_append), id(primitives.setitem), id(primitives.seq_setitem),
                id(primitives.seq_concat), id(runtime.stack_push), id(np.append), id(np.select), id(np.ediff1d),
-               id(runtime.dict_get), id(runtime.unpack_filled), id(runtime.bind_call), id(runtime.with_field)}
+               id(runtime.dict_get), id(runtime.unpack_filled), id(runtime.bind_call), id(runtime.with_field),
+               id(runtime.seq_add_at)}
 
 
 def _zero_arithmetic(tree) -> list[str]:

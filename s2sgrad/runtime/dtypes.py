@@ -22,8 +22,8 @@ PYTHON_NUMBERS = (bool, int, float, complex)
 
 def float_dtype(*values) -> np.dtype:
     """The floating (or complex) dtype of a gradient of `values`: arrays, NumPy scalars, dtypes, Python numbers,
-    and anything with a ``dtype`` (a `Like`)."""
-    parts = [v if isinstance(v, np.dtype) or type(v) in PYTHON_NUMBERS else _dtype(v) for v in values]
+    and anything with a ``dtype`` (a `Like`); None (a zero gradient) says nothing."""
+    parts = [v if isinstance(v, np.dtype) or type(v) in PYTHON_NUMBERS else _dtype(v) for v in values if v is not None]
     return np.result_type(*parts, 0.0)
 
 
