@@ -6,6 +6,7 @@ Every test function lives at module level: s2sgrad reads its source with `inspec
 """
 import copy
 import math
+import os
 import random
 import re
 
@@ -19,6 +20,7 @@ from s2sgrad.api.forward import grad_of_grad, hessian, hvp, source
 from s2sgrad.api.generation import dot_hint, forward_generated
 
 STEP = 1e-4
+HVP_PROGRAMS = int(os.environ.get("S2SGRAD_HVP_PROGRAMS", "20"))     # random programs through hvp (more: set it)
 
 
 def rand(*shape, seed=0, low=None, high=None):
@@ -380,7 +382,7 @@ def _load(program, directory, n):
     return getattr(module, program.name)
 
 
-@pytest.mark.parametrize("seed", range(30))
+@pytest.mark.parametrize("seed", range(HVP_PROGRAMS))
 def test_random_program_hvp(seed, directory):
     from test_random_programs import FEATURES, smallest_margin
     rng = random.Random(1000 + seed)
