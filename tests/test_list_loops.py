@@ -172,7 +172,7 @@ def test_items_of_pairs_are_read_back(case):
     source = sg.source(fn, 0, args=make())
     pushed = _pushed(source)
     assert not pushed & {"W", "b", "item"}, source
-    assert re.search(r"for _ in range\(trips\):(\n .*)*\n +item = \w+\[item_count\]", source), source
+    assert re.search(r"for \w+ in range\(trips\):(\n .*)*\n +item = \w+\[item_count\]", source), source
 
 
 @pytest.mark.parametrize("case", ["list of arrays", "tuple of arrays", "matrices, different shapes", "zip"])
