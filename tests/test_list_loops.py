@@ -150,7 +150,7 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize("wrt", [(0, 1), 1])
+@pytest.mark.parametrize("wrt", [0, (0, 1), 1])
 @pytest.mark.parametrize("case", list(CASES))
 def test_gradient_matches_finite_differences(case, wrt):
     fn, make = CASES[case]
@@ -189,3 +189,11 @@ def test_a_sequence_written_in_the_loop_is_read_back_as_pushed():
     pushed = _pushed(source)
     assert any(re.fullmatch(r"ws_\d+", name) for name in pushed), source
     assert not re.search(r"= ws\[", source.split("# backward sweep")[1]), source
+
+
+def test_the_last_backward_trip_skips_the_adjoint_of_an_input_without_gradient():
+    fn, make = CASES["pairs, different shapes"]
+    args = make()
+    skipping = sg.source(fn, 0, args=args)
+    assert re.search(r"if trip \+ 1 < trips:.*\n +dh = matmul_grad_a", skipping), skipping
+    assert "< trips" not in sg.source(fn, (0, 1), args=args)
