@@ -23,6 +23,10 @@ The cost model, per value the backward trip reads:
   reads anyway or that no enclosing loop defines (loop invariants, captures). An operand the block defines
   that nothing else reads is computed again too, and counts in the cost.
 
+- an item of a list, tuple or dict read by a constant or an integer (``item = params[k]`` in trip k, then
+  ``W = item[0]``), and a copy of such a value, cost nothing: they are references, no operation on data;
+  the sequence is read as it was, since a sequence the loop writes is a loop variable, pushed itself.
+
 A value is computed again when that costs at most the push and the pop it saves (at most
 ``PUSH_AND_POP`` operations, counting operands computed again only for it), its operands and value have
 numeric dtypes known from the specialization, and its chain of values computed again is at most
