@@ -30,7 +30,8 @@ OPTIMIZATIONS = MappingProxyType({
     "carried_pushes": "a value one loop trip ends with and the next starts with as a loop variable is pushed "
                       "once: the loop variable's stack holds it",
     "recompute_cheap": "a value a loop trip's backward code reads that is elementwise arithmetic (+ - * /, "
-                       "** 2) of values it has anyway is computed again there, not pushed and popped",
+                       "** 2) of values it has anyway, or an item of a list or tuple (item = params[k], "
+                       "W = item[0]), is computed again there, not pushed and popped",
     "reuse": "backward code reads the forward sweep's value of an expression it needs (np.cos(x) -> cos) "
              "instead of computing it again",
     "merge_twins": "two equal contributions to one adjoint (the two of x * x) become one, doubled",

@@ -292,10 +292,15 @@ class _Trips:
         if iterated or iterated_rows:
             trip_names = iterated_rows + [name for name, _ in iterated.values()]
             stacked_names = [row_names[x] for x in iterated_rows] + [stacked for _, stacked in iterated.values()]
+            counter = self.loop.target if isinstance(self.loop.target, ast.Name) and self.loop.target.id != "_" \
+                else None                       # the trip number the body reads (see last_trip)
             self.loop.target = ast.Name(trip_names[0], ast.Store()) if len(trip_names) == 1 else \
                 ast.Tuple([ast.Name(n, ast.Store()) for n in trip_names], ast.Store())
             self.loop.iter = name(stacked_names[0]) if len(stacked_names) == 1 else \
                 call("zip", *[name(n) for n in stacked_names])
+            if counter is not None:
+                self.loop.target = ast.Tuple([counter, self.loop.target], ast.Store())
+                self.loop.iter = call("enumerate", self.loop.iter)
         collected = {self.lists[x] for x in rows if x in self.lists}
         final_pops = {(v, self.pops[v]) for v in self.carried if v in rows}
         self.block[:] = [s for s in self.block if not self.list_bookkeeping(s, collected)

@@ -31,6 +31,7 @@ from .assignments import Reuse, derivative_rule, merge_twins, rule_label
 from .batching import Batching, PieceBatches
 from .calls import Calls
 from .checkpointing import CheckpointedLoop, backward_checkpointed, schedule_of, trips_of
+from .last_trip import skip_in_last_trip
 from .loops import receivers, written_in_place
 from .recording import BranchRecord, Recording, key
 from .syntax import pop
@@ -240,7 +241,14 @@ class BackwardSweep:
         out += before
         for carry in record.carries:
             out.append(noted(_assign(carry.value, pop(carry.stack), loop.loc), "the loop's final value"))
-        self.trip_loops.append(_origin(ast.For(_store("_"), _call("range", _name(record.trips)), body, [], None),
+        trip = "_"
+        silent = {adjoints.name(loop.params[k]) for k in carried if not adjoints.is_active(loop.inits[k])}
+        if silent:
+            counter = self.names.fresh("trip")
+            skipping = skip_in_last_trip(body, silent, counter, record.trips)
+            if skipping is not None:
+                body, trip = skipping, counter
+        self.trip_loops.append(_origin(ast.For(_store(trip), _call("range", _name(record.trips)), body, [], None),
                                        loop.loc))
         out.append(self.trip_loops[-1])
         out += after

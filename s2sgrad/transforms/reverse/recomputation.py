@@ -23,6 +23,10 @@ The cost model, per value the backward trip reads:
   reads anyway or that no enclosing loop defines (loop invariants, captures). An operand the block defines
   that nothing else reads is computed again too, and counts in the cost.
 
+- an item of a list, tuple or dict read by a constant or an integer (``item = params[k]`` in trip k, then
+  ``W = item[0]``), and a copy of such a value, cost nothing: they are references, no operation on data;
+  the sequence is read as it was, since a sequence the loop writes is a loop variable, pushed itself.
+
 A value is computed again when that costs at most the push and the pop it saves (at most
 ``PUSH_AND_POP`` operations, counting operands computed again only for it), its operands and value have
 numeric dtypes known from the specialization, and its chain of values computed again is at most
@@ -42,9 +46,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...analysis.activity import TENSOR
+from ...analysis.activity import DICT, SEQ, TENSOR, UNKNOWN
 from ...analysis.dtypes import REAL, is_python_number
 from ...ir.nodes import Assign, Const, Global, Op, Var, writes
+from ...ir.primitives import seq_getitem
 from ...ir.syntax import names_read
 from .. import primal
 from .rows import RowFinder
@@ -56,6 +61,7 @@ MAX_DEPTH = 3               # the longest chain of values computed again from on
 CHEAP = {operator.add, operator.sub, operator.mul, operator.truediv, operator.neg, operator.pos,
          np.add, np.subtract, np.multiply, np.divide, np.negative, np.square}
 POWERS = {operator.pow, np.power}           # cheap with a constant exponent
+SEQUENCE_KINDS = {SEQ, DICT, UNKNOWN}       # kinds of values whose items are read by reference
 
 
 @dataclass
@@ -86,11 +92,11 @@ class Recomputation:
             """(operations, chain length, operands computed again only for it) of computing `name` again
             within `budget` operations, or None."""
             stmt = definitions.get(name)
-            if budget <= 0 or stmt is None or not self.cheap(stmt) \
-                    or not self.scalar_or_by_rows(stmt, local if by_rows else None):
+            if budget <= 0 or stmt is None or not (self.item_read(stmt) or self.cheap(stmt)
+                                                   and self.scalar_or_by_rows(stmt, local if by_rows else None)):
                 return None
-            operations, deepest, helpers = 1, 0, {}
-            for atom in stmt.value.args:
+            operations, deepest, helpers = 0 if self.item_read(stmt) else 1, 0, {}
+            for atom in stmt.value.args if isinstance(stmt.value, Op) else [stmt.value]:
                 if not isinstance(atom, Var):
                     continue
                 if atom.name in computed:
@@ -132,6 +138,23 @@ class Recomputation:
         elif value.fn not in CHEAP:
             return False
         return self.numeric(Var(stmt.target)) and all(self.numeric(a) for a in value.args)
+
+    def item_read(self, stmt: Assign) -> bool:
+        """Is `stmt` a reference, no operation on data: a copy ``x = y`` of a value that is not known as an
+        array, or ``x = seq[k]`` of a list, tuple or dict (``seq_getitem``, or ``[]`` on a value not known as an
+        array) by a constant or an integer (``item = params[k]`` in trip k, ``W = item[0]``)?"""
+        value, kind = stmt.value, self.analysis.kind
+        if isinstance(value, Var):
+            return kind.get(value.name) in SEQUENCE_KINDS
+        if not (isinstance(value, Op) and value.fn in (operator.getitem, seq_getitem) and len(value.args) == 2
+                and not value.kwargs and not value.augmented):
+            return False
+        seq, index = value.args
+        dtypes = self.analysis.dtypes
+        by_key = isinstance(index, Const) and type(index.value) in (int, str) \
+            or isinstance(index, Var) and dtypes is not None and dtypes.of(index) is int
+        return isinstance(seq, Var) and by_key \
+            and (value.fn is seq_getitem or kind.get(seq.name) in SEQUENCE_KINDS)
 
     def scalar_or_by_rows(self, stmt: Assign, local: set | None) -> bool:
         """A scalar, or an array the backward loop can compute for all trips at once: small rows (vectorize)

@@ -118,7 +118,8 @@ class Recording:
         carried = self.carried_to_next_trip(block, [n for n in needed if n in read], loops)
         needed = [n for n in needed if n not in carried]
         if self.recomputation is not None:
-            values = [n for n in needed if n in read and n not in self.shape_only]
+            references = {s.target for s in block if isinstance(s, Assign) and self.recomputation.item_read(s)}
+            values = [n for n in needed if n in read and (n not in self.shape_only or n in references)]
             by_rows = self.rows is not None and block is loops[-1].body and not self.is_checkpointed(loops[-1])
             again = self.recomputation.plan(block, local, values, set(values) | set(carried), value_reads(code),
                                             loops, by_rows)
