@@ -37,15 +37,14 @@ def skip_in_last_trip(body: list, silent: set, trip: str, trips: str) -> list | 
         if not positions:
             continue
         later = body[positions[0]:]
-        assigning = [stmt for stmt in later if target_of(stmt) == adjoint]
         if all(target_of(stmt) == adjoint or adjoint not in names_in(stmt) for stmt in later) \
-                and any(computes(stmt) for stmt in assigning):
-            skipped |= {id(stmt) for stmt in assigning}
+                and any(computes(body[k]) for k in positions):
+            skipped.update(positions)
     if not skipped:
         return None
     out: list = []
-    for stmt in body:
-        if id(stmt) not in skipped:
+    for position, stmt in enumerate(body):
+        if position not in skipped:
             out.append(stmt)
             continue
         if not (out and isinstance(out[-1], ast.If) and getattr(out[-1], "note", None) == NOTE):
