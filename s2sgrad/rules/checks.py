@@ -26,6 +26,7 @@ import builtins
 import inspect
 
 from .. import runtime
+from ..ir.trees import walk
 
 # What generated code can always call: NumPy, `math` and the runtime.
 GENERATED_CODE_SEES = {"np", "math"} | set(runtime.__all__)
@@ -53,9 +54,9 @@ def check_template(rule, primitives: tuple, mode: str) -> None:
     star = {p.name for p in rule.signature.parameters.values() if p.kind == p.VAR_POSITIONAL}
     if len(primitives) == 1:
         _check_parameters(rule, primitives[0])
-    local = params | {rule.output, "d"} | {n.id for stmt in rule.body for n in ast.walk(stmt)
+    local = params | {rule.output, "d"} | {n.id for stmt in rule.body for n in walk(stmt)
                                             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)} \
-        | {a.arg for stmt in rule.body for n in ast.walk(stmt) if isinstance(n, ast.Lambda)
+        | {a.arg for stmt in rule.body for n in walk(stmt) if isinstance(n, ast.Lambda)
            for a in n.args.args + n.args.kwonlyargs}
     visible = set(getattr(rule.template, "__globals__", {})) | GENERATED_CODE_SEES
     free = set(getattr(getattr(rule.template, "__code__", None), "co_freevars", ()))
@@ -73,7 +74,7 @@ def check_template(rule, primitives: tuple, mode: str) -> None:
                                           and target.slice.value.id in star):
                 raise rule.error(f"{ast.unparse(target)} assigns the adjoint of {ast.unparse(target.slice)!r}, "
                                  f"which is not a parameter of the template {_described(rule)}", stmt)
-        for node in ast.walk(stmt.value):
+        for node in walk(stmt.value):
             if _is_d(node):
                 _check_read(rule, node, mode, params, stmt)
             elif isinstance(node, ast.Name) and node.id not in local and node.id not in visible \

@@ -25,6 +25,7 @@ from __future__ import annotations
 import ast
 import builtins
 import dataclasses
+import functools
 import importlib
 import inspect
 import linecache
@@ -185,10 +186,14 @@ def load_optional_rules() -> None:
 
 def parse_template(template: Callable) -> Rule:
     """The rule (of no primitive yet) a template function's source describes."""
-    lines, first_line = inspect.getsourcelines(template)
-    source = TemplateSource(inspect.getsourcefile(template) or "<unknown>", first_line,
-                            len(lines[0]) - len(lines[0].lstrip()))
-    tree = ast.parse(textwrap.dedent("".join(lines))).body[0]
+    filename = inspect.getsourcefile(template) or "<unknown>"
+    tree = _definitions("".join(linecache.getlines(filename))).get(template.__code__.co_firstlineno)
+    if tree is not None and tree.name == template.__name__:    # its file's own tree (never changed: rules
+        source = TemplateSource(filename, 1)                     # are copied where they are inlined)
+    else:                                # a template whose file does not hold it as written (an exec'd string)
+        lines, first_line = inspect.getsourcelines(template)
+        source = TemplateSource(filename, first_line, len(lines[0]) - len(lines[0].lstrip()))
+        tree = ast.parse(textwrap.dedent("".join(lines))).body[0]
     if not isinstance(tree, ast.FunctionDef):
         raise RuleTemplateError("a rule template is a function defined with def", source.location())
     signature = inspect.signature(template)
@@ -199,6 +204,18 @@ def parse_template(template: Callable) -> Rule:
     body = [s for s in tree.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
     source = dataclasses.replace(source, head=tree.lineno)
     return Rule(None, template, params[0].name, signature.replace(parameters=params[1:]), body, source=source)
+
+
+@functools.lru_cache(maxsize=16)
+def _definitions(text: str) -> dict[int, ast.FunctionDef]:
+    """The functions a source file's `text` defines, by the line their code starts on (the first decorator's
+    line): one parse per file of templates, where each template parsed alone would tokenize its file again."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return {}
+    return {(node.decorator_list[0].lineno if node.decorator_list else node.lineno): node
+            for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)}
 
 
 def _checked(rule: Rule, primitives: tuple, mode: str) -> Rule:

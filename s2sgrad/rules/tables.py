@@ -116,8 +116,8 @@ def _parse_partial(partial: Callable) -> tuple[ast.Lambda, TemplateSource]:
     line = code.co_firstlineno
     source = TemplateSource(filename, line)
     columns = {c for ln, _, c, end in code.co_positions() if ln == line and c is not None and end and end > c}
-    found = [n for n in ast.walk(_parsed(filename)) if isinstance(n, ast.Lambda) and n.lineno == line
-             and [a.arg for a in n.args.args] == list(code.co_varnames[:code.co_argcount])
+    found = [n for n in _lambdas("".join(linecache.getlines(filename))).get(line, ())
+             if [a.arg for a in n.args.args] == list(code.co_varnames[:code.co_argcount])
              and all(n.body.col_offset <= c < (n.end_col_offset if n.end_lineno == line else 1 << 30)
                      for c in columns)]
     if len({ast.dump(n) for n in found}) != 1:
@@ -128,6 +128,11 @@ def _parse_partial(partial: Callable) -> tuple[ast.Lambda, TemplateSource]:
     return lam, source
 
 
-@functools.lru_cache(maxsize=None)
-def _parsed(filename: str) -> ast.Module:
-    return ast.parse("".join(linecache.getlines(filename)))
+@functools.lru_cache(maxsize=16)
+def _lambdas(text: str) -> dict[int, list[ast.Lambda]]:
+    """The lambda expressions of a source file's `text`, by the line each starts on."""
+    by_line: dict[int, list[ast.Lambda]] = {}
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Lambda):
+            by_line.setdefault(node.lineno, []).append(node)
+    return by_line
