@@ -211,11 +211,18 @@ def _definitions(text: str) -> dict[int, ast.FunctionDef]:
     """The functions a source file's `text` defines, by the line their code starts on (the first decorator's
     line): one parse per file of templates, where each template parsed alone would tokenize its file again."""
     try:
-        tree = ast.parse(text)
+        tree = parsed_file(text)
     except SyntaxError:
         return {}
     return {(node.decorator_list[0].lineno if node.decorator_list else node.lineno): node
-            for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)}
+            for node in walk(tree) if isinstance(node, ast.FunctionDef)}
+
+
+@functools.lru_cache(maxsize=16)
+def parsed_file(text: str) -> ast.Module:
+    """The tree of a file of rules (its `text`), parsed once for its templates and its partials' lambdas; never
+    changed (what is inlined is copied)."""
+    return ast.parse(text)
 
 
 def _checked(rule: Rule, primitives: tuple, mode: str) -> Rule:

@@ -20,14 +20,14 @@ twin too, with ``np.f`` in the partials read as ``math.f``.
 from __future__ import annotations
 
 import ast
-import copy
 import functools
 import inspect
 import linecache
 import math
 from typing import Callable
 
-from .registry import Rule, RuleTemplateError, TemplateSource, register_adjoint, register_tangent
+from ..ir.trees import copy_tree, walk
+from .registry import Rule, RuleTemplateError, TemplateSource, parsed_file, register_adjoint, register_tangent
 
 
 def elementwise(primitives, *partials: Callable, scalar=None) -> None:
@@ -64,7 +64,7 @@ def _register(primitives, partials, broadcast: bool, twin: bool = False) -> None
         return ast.Subscript(ast.Name("d", ast.Load()), ast.Name(name, ast.Load()), ast.Load())
 
     def term(body, of: str) -> ast.expr:
-        return _Seed(seed, derivative(of)).visit(copy.deepcopy(body))
+        return _Seed(seed, derivative(of)).visit(copy_tree(body))
 
     adjoints = []
     for body, param in zip(bodies, params):
@@ -79,7 +79,7 @@ def _register(primitives, partials, broadcast: bool, twin: bool = False) -> None
 
 
 def _assign(target: ast.Subscript, value: ast.expr, like: ast.expr) -> ast.Assign:
-    target = copy.deepcopy(target)
+    target = copy_tree(target)
     target.ctx = ast.Store()
     return ast.fix_missing_locations(ast.copy_location(ast.Assign([target], value), like))
 
@@ -91,13 +91,13 @@ class _Seed(ast.NodeTransformer):
         self.seed, self.derivative = seed, derivative
 
     def visit_Name(self, node):
-        return copy.deepcopy(self.derivative) if node.id == self.seed else node
+        return copy_tree(self.derivative) if node.id == self.seed else node
 
 
 def _math_twin(body: ast.expr, source: TemplateSource) -> ast.expr:
     """`body` with ``np.f`` read as ``math.f``; every ``np`` name used must have its `math` twin."""
-    body = copy.deepcopy(body)
-    for node in ast.walk(body):
+    body = copy_tree(body)
+    for node in walk(body):
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "np":
             if not hasattr(math, node.attr):
                 raise RuleTemplateError(f"np.{node.attr} has no twin in math: write the math function's rule "
@@ -123,7 +123,7 @@ def _parse_partial(partial: Callable) -> tuple[ast.Lambda, TemplateSource]:
     if len({ast.dump(n) for n in found}) != 1:
         raise RuleTemplateError("cannot tell which lambda on this line the partial is: write one a line",
                                 source.location())
-    lam = copy.deepcopy(found[0])
+    lam = copy_tree(found[0])
     ast.increment_lineno(lam, 1 - line)
     return lam, source
 
@@ -132,7 +132,7 @@ def _parse_partial(partial: Callable) -> tuple[ast.Lambda, TemplateSource]:
 def _lambdas(text: str) -> dict[int, list[ast.Lambda]]:
     """The lambda expressions of a source file's `text`, by the line each starts on."""
     by_line: dict[int, list[ast.Lambda]] = {}
-    for node in ast.walk(ast.parse(text)):
+    for node in walk(parsed_file(text)):
         if isinstance(node, ast.Lambda):
             by_line.setdefault(node.lineno, []).append(node)
     return by_line
