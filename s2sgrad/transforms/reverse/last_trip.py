@@ -43,15 +43,41 @@ def skip_in_last_trip(body: list, silent: set, trip: str, trips: str) -> list | 
     if not skipped:
         return None
     out: list = []
-    for position, stmt in enumerate(body):
-        if position not in skipped:
-            out.append(stmt)
-            continue
-        if not (out and isinstance(out[-1], ast.If) and getattr(out[-1], "note", None) == NOTE):
-            test = ast.Compare(ast.BinOp(_name(trip), ast.Add(), ast.Constant(1)), [ast.Lt()], [_name(trips)])
-            out.append(noted(ast.If(test, [], []), NOTE))
-        out[-1].body.append(stmt)
-    return out
+    group: list = []           # skipped statements not yet written, under one test
+    positions = sorted(skipped)
+    for k, position in enumerate(positions):
+        group.append(body[position])
+        # the statements up to the next skipped one move above the test where that joins two under one
+        gap = body[position + 1:positions[k + 1]] if k + 1 < len(positions) else None
+        if gap is None or not all(commute(stmt, other) for stmt in gap for other in group):
+            out += _guarded(group, trip, trips) + (gap or [])
+            group = []
+        else:
+            out += gap
+    before = body[:positions[0]]
+    after = body[positions[-1] + 1:]
+    return before + out + after
+
+
+def _guarded(group: list, trip: str, trips: str) -> list:
+    """``if trip + 1 < trips:`` over the statements `group`; nothing for none."""
+    if not group:
+        return []
+    test = ast.Compare(ast.BinOp(_name(trip), ast.Add(), ast.Constant(1)), [ast.Lt()], [_name(trips)])
+    return [noted(ast.If(test, group, []), NOTE)]
+
+
+def commute(first: ast.stmt, second: ast.stmt) -> bool:
+    """Do two assignments give the same result in either order: neither writes a name the other reads or
+    writes? (Statements are assignments to names or to their items, as `target_of` reads them.)
+
+        >>> import ast
+        >>> a, b, c = ast.parse("diff = 1 - LEAK\\ndh = W.T @ g\\ndh += d * diff").body
+        >>> commute(a, b), commute(a, c)
+        (True, False)
+    """
+    written = [target_of(first), target_of(second)]
+    return None not in written and written[0] not in names_in(second) and written[1] not in names_in(first)
 
 
 def target_of(stmt: ast.stmt) -> str | None:
