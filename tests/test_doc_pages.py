@@ -77,7 +77,7 @@ def test_doctest_examples_in_docstrings_become_code_blocks():
     doctest prints is no Markdown link)."""
     pytest.importorskip("mkdocs")
     import markdown
-    spec = importlib.util.spec_from_file_location("readme_index", ROOT / "docs" / "hooks" / "readme_index.py")
+    spec = importlib.util.spec_from_file_location("doctest_blocks", ROOT / "docs" / "hooks" / "doctest_blocks.py")
     hooks = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(hooks)
     text = "A tracker.\n\n>>> [t.step() for _ in range(2)]\n[Snapshot(slot=0), None]\n\nAfter.\n\n```python\n>>> kept\n```"
