@@ -9,8 +9,9 @@ before a block's fence says what else the block is (GitHub and MkDocs show no co
 - ``<!-- file: example.py -->``: the block runs saved under that name (generated code names its file);
 - ``<!-- excerpt: path/in/repo -->``: the block's lines are lines of that file, in order; not run.
 
-``python tests/doc_blocks.py PAGE.md ...`` runs each page in a directory of its own under the current one and
-prints, for each, a JSON line ``[page, differences]`` (the differences empty where the page is right).
+``python tests/doc_blocks.py PAGE.md ...`` runs each page in a directory of its own under the current one, with
+the rule table as it was before the page, and prints, for each, a JSON line ``[page, differences]`` (the
+differences empty where the page is right).
 """
 from __future__ import annotations
 
@@ -88,9 +89,25 @@ def run_page(path: Path) -> list[str]:
     return problems
 
 
+@contextlib.contextmanager
+def rules_kept():
+    """The rules a page registers (`sg.adjoint(np.sin)`, a rule of its own function) are taken back after it."""
+    from s2sgrad.rules import registry
+    tables = [registry._RULES, registry._TANGENT_ONLY, registry._NONDIFFERENTIABLE]
+    saved, optional = [dict(table) for table in tables], list(registry._OPTIONAL)
+    try:
+        yield
+    finally:
+        for table, before in zip(tables, saved):
+            table.clear()
+            table.update(before)
+        registry._OPTIONAL[:] = optional       # (SciPy's rules, if the page loaded them, load again when needed)
+
+
 if __name__ == "__main__":
     for page in sys.argv[1:]:                      # each page in a directory of its own, named after it
         os.makedirs(Path(page).stem, exist_ok=True)
         os.chdir(Path(page).stem)
-        print(json.dumps([page, run_page(Path(page).absolute())]), flush=True)
+        with rules_kept():
+            print(json.dumps([page, run_page(Path(page).absolute())]), flush=True)
         os.chdir("..")

@@ -1,8 +1,9 @@
 """The README's and the documentation pages' code runs and prints what the pages show (`doc_blocks` says how
 a page marks its blocks); excerpts are lines of the files they name.
 
-The pages run in a process of their own, each in a fresh directory and namespace: a page may register rules
-or change NumPy's print options without changing what other tests see. ``docs/errors.md`` is checked by its own test.
+The pages run one after another in a process of their own, each in a fresh directory and namespace, with the
+rules it registers taken back after it: a page may register rules without changing what other pages or
+tests see. ``docs/errors.md`` is checked by its own test.
 """
 import importlib.util
 import json
