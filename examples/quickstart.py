@@ -31,8 +31,8 @@ def softmax_xent(logits, label):
 
 
 def main():
-    print("The gradient s2sgrad generates for f(x, n):\n")
-    print(sg.source(f))
+    print("The gradient s2sgrad generates for f(x, n) with a float x and an int n:\n")
+    print(sg.source(f, args=(0.7, 3)))
 
     df = sg.grad(f)
     print(f"df/dx at x=0.7, n=3: {df(0.7, 3):.12f}")

@@ -219,10 +219,11 @@ def vjp(f: Callable | None = None, wrt: Wrt = 0, *, verbose: bool = False, check
 def source(f: Callable, wrt: Wrt = 0, *, mode: str = "grad", stage: str = "gradient",
            args: Sequence | None = None, checkpoint: Schedule | None = None, optimize: Optimize = True,
            sparse: bool = False, **unknown) -> str:
-    """The generated module for `f` as a string: exactly what runs.
+    """The generated module for `f` as a string: with example arguments `args`, exactly what runs for
+    arguments of their kinds, shapes and dtypes (lists and tuples of arrays are specialized on); without,
+    the code for arguments of unknown kind.
 
-    `stage="lowered"` prints the functional control-flow form instead. `args`, if
-    given, are example arguments (lists and tuples of arrays are specialized on).
+    `stage="lowered"` prints the functional control-flow form instead.
     The options are those of `grad` (forward mode always runs every optimization):
 
         >>> print(sg.source(f, optimize=False))              # the naive scheme     # doctest: +SKIP
