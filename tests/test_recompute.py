@@ -315,14 +315,39 @@ def enclosing_rebound_plain(h, w):
 # --- outside differentiation -----------------------------------------------------
 
 def test_recompute_is_identity_outside_differentiation():
-    def g(x):
-        return x * 2
-    assert sg.recompute(g) is g
-    assert sg.recompute(g)(3) == 6
+    def g(x, *, k=2):
+        """Twice x."""
+        return x * k
+    marked = sg.recompute(g)
+    assert marked is not g and not hasattr(g, "__s2sgrad_recompute__"), "the user's function is left as it is"
+    assert marked(3) == 6 and marked(3, k=3) == 9
+    assert (marked.__name__, marked.__qualname__, marked.__doc__) == (g.__name__, g.__qualname__, g.__doc__)
     assert sg.recompute(block) is block
     RUNS.clear()
     np.testing.assert_array_equal(block(H, W), block_plain(H, W))
     assert len(RUNS) == 1
+
+
+def step(h, W):
+    RUNS.append(1)
+    return np.tanh(W @ h)
+
+
+recomputed_step = sg.recompute(step)
+
+
+def calls_step_and_its_recomputed_copy(h, W):
+    return np.sum(step(h, W) * recomputed_step(h, W))
+
+
+def test_a_function_marked_by_hand_stays_unmarked():
+    """``recomputed_step = sg.recompute(step)``: the calls of the copy run twice, those of `step` once."""
+    df = sg.grad(calls_step_and_its_recomputed_copy, wrt=1)
+    df(H, W)
+    RUNS.clear()
+    g = df(H, W)
+    assert len(RUNS) == 3
+    assert_grad_matches_fd(calls_step_and_its_recomputed_copy, (H, W), wrt=1, expected=g)
 
 
 class Model:
