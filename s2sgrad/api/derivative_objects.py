@@ -78,15 +78,15 @@ class Derivative:
 
 
 def joined(sources: list) -> Source:
-    """`sources` one after the other (a blank line between), with their line maps.
+    """`sources` one after the other (two blank lines between), with their line maps.
 
         >>> joined([Source("a\\n", {1: "x"}), Source("b\\n", {1: "y"})]).origins
-        {1: 'x', 3: 'y'}
+        {1: 'x', 4: 'y'}
     """
     text, origins = "", {}
     for source in dict.fromkeys(sources):
         if text:
-            text += "\n"
+            text += "\n\n"
         offset = text.count("\n")
         origins.update({offset + k: v for k, v in getattr(source, "origins", {}).items()})
         text += source

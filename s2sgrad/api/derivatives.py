@@ -39,7 +39,7 @@ from ..rules.registry import Rule
 from ..runtime import random_state, rebuilt
 from ..runtime.records import fields, is_differentiable, is_record, record_complete
 from ..transforms.forward import tangent_hint
-from .derivative_objects import Derivative
+from .derivative_objects import Derivative, joined
 from .generation import (
     DIFFERENTIATED,
     call_values,
@@ -497,7 +497,7 @@ def derivative_source(fn, wrt=0, mode: str = "grad", args=None) -> str:
         text = getattr(_plan(spec, term, values)[0], "source", None)
         if text is not None and text not in texts:
             texts.append(text)
-    return "\n\n".join(texts)
+    return joined(texts)
 
 _MADE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()     # derivative -> {(kind, wrt): transform}
 

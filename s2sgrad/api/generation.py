@@ -40,7 +40,7 @@ _CACHE_COUNT = [0]                   # modules generated so far
 
 def parameter_names(f) -> list[str]:
     refuse_cached(f)
-    if not hasattr(f, "__code__"):
+    if not hasattr(f, "__code__") and not hasattr(f, "s2sgrad_derivative"):      # (a derivative has a signature)
         raise SourceNotFound(f"{getattr(f, '__name__', f)!r} is not a Python function, so it has no source "
                              "to transform", hint="differentiate a Python function that calls it; give it a "
                                                   "derivative rule with s2sgrad.adjoint if it has none")

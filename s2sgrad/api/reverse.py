@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import guards
 from ..analysis.dtypes import dtype_of
+from ..backend.generated_source import Source
 from ..errors import NonScalarOutput, S2SGradError, WrtError
 from ..frontend.lower import lowered_source
 from ..frontend.parse import call_signature
@@ -229,16 +230,25 @@ def vjp(f: Callable | None = None, wrt: Wrt = 0, *, verbose: bool = False, check
 
 
 def source(f: Callable, wrt: Wrt = 0, *, mode: str = "grad", stage: str = "gradient",
-           args: Sequence | None = None, checkpoint: Schedule | None = None, optimize: Optimize = True,
-           sparse: bool = False, **unknown) -> str:
-    """The generated module for `f` as a string: exactly what runs.
+           args: Sequence | None = None, lines: bool = False, checkpoint: Schedule | None = None,
+           optimize: Optimize = True, sparse: bool = False, **unknown) -> Source:
+    """The generated module for `f`, as a `Source` (a string, highlighted in Jupyter): exactly what runs
+    for arguments like `args`, if given (example arguments: lists and tuples of arrays are specialized on);
+    without them, for arrays of any shape.
 
-    `stage="lowered"` prints the functional control-flow form instead. `args`, if
-    given, are example arguments (lists and tuples of arrays are specialized on).
-    The options are those of `grad` (forward mode always runs every optimization):
+    `stage="lowered"` prints the functional control-flow form instead. ``lines=True`` follows every line
+    with the user's line it came from (``# file.py:N  <that line>``). The options are those of `grad`
+    (forward mode always runs every optimization):
 
         >>> print(sg.source(f, optimize=False))              # the naive scheme     # doctest: +SKIP
+        >>> print(sg.source(f, args=(x,), lines=True))       # each line with its origin   # doctest: +SKIP
     """
+    text = _source(f, wrt, mode, stage, args, checkpoint, optimize, sparse, unknown)
+    text = text if isinstance(text, Source) else Source(text)
+    return Source(text.annotated()) if lines else text
+
+
+def _source(f, wrt, mode, stage, args, checkpoint, optimize, sparse, unknown) -> str:
     options = checked_options(_options(checkpoint, optimize, sparse, unknown))
     if spec_of(f) is not None:
         if stage != "gradient":

@@ -12,8 +12,9 @@ stale or planted file is never executed; one with the right name and other conte
   text: ``mymodule.loss.dloss_dx.3f2a9c0d41b7e655.py``. It is written to a temporary file in the same
   directory, then renamed over the name (``os.replace``): other processes see the old file or the new
   one, never a part.
-- Files not used for `MAX_AGE` seconds are removed, and the oldest beyond `MAX_FILES`, once per
-  process; a file another process removes meanwhile is skipped (its text stays in this process's linecache).
+- Files not used for `MAX_AGE` seconds are removed, and the oldest beyond `MAX_FILES`, at a process's
+  first write and every `CLEAN_EVERY` writes after it; a file another process removes meanwhile is skipped
+  (a module's text stays in linecache in the processes that use it).
 
     >>> import tempfile, os
     >>> os.environ["S2SGRAD_CACHE_DIR"] = tempfile.mkdtemp()
@@ -39,10 +40,11 @@ import warnings
 ENVIRONMENT_VARIABLE = "S2SGRAD_CACHE_DIR"
 MAX_AGE = 7 * 24 * 3600          # seconds a file is kept after it was last written or used
 MAX_FILES = 2000                 # files kept at most (the oldest go first)
+CLEAN_EVERY = 500                # writes between clean-ups
 _SUFFIX = ".py"
 _TEMPORARY = ".tmp"
 
-_cleaned: set[str] = set()       # directories cleaned by this process
+_writes: dict[str, int] = {}     # directory -> files this process wrote or used there
 _private: dict[str, str] = {}    # a directory refused -> the private one used instead
 
 
@@ -110,8 +112,8 @@ def write_source(text: str, stem: str) -> str | None:
             except BaseException:
                 _remove(temporary)
                 raise
-        if directory not in _cleaned:
-            _cleaned.add(directory)
+        _writes[directory] = _writes.get(directory, 0) + 1
+        if _writes[directory] % CLEAN_EVERY == 1:
             clean(directory)
         return path
     except OSError:
