@@ -55,6 +55,14 @@ def small(x):
     return np.sum(y)
 
 
+def ratio(a, b):
+    return a / b
+
+
+def calls_ratio(x):
+    return ratio(1.0, x) * x
+
+
 def fresh(f):
     """A new function object with `f`'s code: its code is generated anew (into the current cache directory)."""
     return types.FunctionType(f.__code__, f.__globals__, f.__name__, f.__defaults__)
@@ -125,6 +133,7 @@ def _error_cases():
         ("grad of grad", lambda: sg.grad(sg.grad(root))(0.0), ZeroDivisionError, root, "return x ** 0.5"),
         ("hessian", lambda: sg.hessian(inverse_sum)(a), np.linalg.LinAlgError, inverse_sum,
          "B = np.linalg.inv(A)"),
+        ("a called function", lambda: sg.grad(calls_ratio)(0.0), ZeroDivisionError, ratio, "return a / b"),
     ]
 
 
@@ -170,6 +179,16 @@ def test_pdb_steps_through_the_generated_function():
     assert f"> {gen.__code__.co_filename}(" in text
     assert "-> y = x * scale  # test_debugging.py:" in text
     assert "->\t    z = 1.0 / y  # test_debugging.py:" in text            # the listing
+
+
+def test_a_profile_names_the_generated_file():
+    import cProfile
+    import pstats
+    gen = sg.grad(loss).generated_for(1.0, 2.0)
+    profile = cProfile.Profile()
+    profile.runcall(gen, 1.0, 2.0)
+    files = {filename for filename, _, name in pstats.Stats(profile).stats if name == "dloss_dx"}
+    assert files == {gen.__code__.co_filename} and os.path.isfile(gen.__code__.co_filename)
 
 
 # ---------------------------------------------------------------- the files
