@@ -3,7 +3,8 @@
 `Source` is a ``str`` (what ``sg.source`` always returned: it prints as plain Python), which also holds
 `origins`, the full line map: every generated line that is part of a statement -> the user's `Location`
 it came from (the printed comments name only the first statement of each user line). In Jupyter it
-displays highlighted (`_repr_html_`, `_repr_markdown_`); `annotated` prints each line with its origin.
+displays highlighted (`_repr_html_`, `_repr_markdown_`), in IPython's terminal as plain text
+(`_repr_pretty_`); `annotated` prints each line with its origin.
 
     >>> from s2sgrad.errors import Location
     >>> where = Location("/src/f.py", 2, 4, "y = np.sin(x)")
@@ -67,6 +68,10 @@ class Source(str):
             text = (where.text or linecache.getline(where.filename, where.line)).strip()
             out.append(f"{line:<{width}}    # {os.path.basename(where.filename)}:{where.line}  {text}".rstrip())
         return "\n".join(out) + "\n"
+
+    def _repr_pretty_(self, printer, cycle: bool) -> None:
+        """IPython's terminal shows the code as it prints, not as a quoted string."""
+        printer.text(str(self))
 
     def _repr_markdown_(self) -> str:
         return f"```python\n{self}```\n"
