@@ -290,14 +290,21 @@ class Cache:
 
 
 _GONE: list[str] = []       # file names of generated modules whose function is gone, still in linecache
+_LIVE: dict[str, int] = {}  # file name -> functions alive that were compiled under it (equal texts share a file)
 
 
 def forget_lines_with(fn, filename: str) -> None:
-    """Take the generated module's text out of linecache once its function is gone: the next time code is
-    generated, not when the function is collected (a collection may run while linecache iterates over its
-    entries, as `linecache.checkcache` does when a traceback is printed, which then fails)."""
+    """Take the generated module's text out of linecache once the last function compiled under its file name
+    is gone: the next time code is generated, not when the function is collected (a collection may run while
+    linecache iterates over its entries, as `linecache.checkcache` does when a traceback is printed, which
+    then fails)."""
     while _GONE:
-        linecache.cache.pop(_GONE.pop(), None)
+        gone = _GONE.pop()
+        _LIVE[gone] -= 1
+        if not _LIVE[gone]:
+            del _LIVE[gone]
+            linecache.cache.pop(gone, None)
+    _LIVE[filename] = _LIVE.get(filename, 0) + 1
     weakref.finalize(fn, _GONE.append, filename)
 
 

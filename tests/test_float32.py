@@ -25,7 +25,7 @@ import s2sgrad as sg
 from s2sgrad.api import reverse
 from s2sgrad.rules import rule_for
 
-GENERATED = "<s2sgrad "
+GENERATED = "__s2sgrad_source__"           # in the namespace of every generated module
 RUNTIME = str(Path("s2sgrad", "runtime"))
 
 
@@ -43,8 +43,7 @@ def _wide(value, depth=0) -> bool:
 
 
 def _generated(frame) -> bool:
-    name = frame.f_code.co_filename
-    return name.startswith(GENERATED) and "guard" not in name
+    return GENERATED in frame.f_globals
 
 
 def _in_generated_code(frame) -> bool:

@@ -32,12 +32,14 @@ from ..analysis.randomness import generators
 from ..errors import NoDerivativeRule, NonScalarOutput, S2SGradError, WrtError, derivative_call_refusal
 from ..frontend.lower import lower_function
 from ..frontend.objects import is_dict_kind
+from ..frontend.relower import is_generated
 from ..ir.names import identifier
 from ..pipeline.kinds import kind_of, structure_fields
 from ..rules.registry import Rule
 from ..runtime import random_state, rebuilt
 from ..runtime.records import fields, is_differentiable, is_record, record_complete
 from ..transforms.forward import tangent_hint
+from .derivative_objects import Derivative, joined
 from .generation import (
     DIFFERENTIATED,
     call_values,
@@ -143,10 +145,18 @@ def _map_terms(output, change):
     return (output[0], tuple(_map_terms(item, change) for item in output[1]))
 
 
-def attach(derivative, f, params, output, label: str, checkpoint=None):
-    """Mark `derivative` as made by s2sgrad from `f` (its `Spec`), with its own signature; it does not unwrap to
-    `f`, so nothing mistakes it for `f`."""
-    derivative.__dict__.pop("__wrapped__", None)
+WHAT = {"grad": "gradient", "value_and_grad": "value and gradient", "vjp": "vector-Jacobian product",
+        "jvp": "Jacobian-vector product", "hvp": "Hessian-vector product", "hessian": "Hessian"}
+
+
+def attach(call, f, params, output, label: str, checkpoint=None, *, kind: str, of: str, names,
+           generate: Callable, seen: Callable[[], dict]) -> Derivative:
+    """The `Derivative` computed by `call`: `kind` (a key of `WHAT`) of `of` (f's name, or a derivative's
+    label) with respect to `names`, made by s2sgrad from `f` (its `Spec`), with its own signature; it does
+    not unwrap to `f`, so nothing mistakes it for `f`. `generate` and `seen`: see `Derivative`."""
+    derivative = Derivative(call, identifier(f"{kind}_{of}"), f"{WHAT[kind]} of {of} w.r.t. {', '.join(names)}",
+                            f"The {WHAT[kind]} of {of} with respect to {', '.join(names)} ({label}), made by s2sgrad.",
+                            getattr(f, "__module__", None), generate, seen)
     derivative.s2sgrad_derivative = Spec(f, tuple(params), output, label, checkpoint)
     derivative.s2sgrad_owner = id(derivative)
     base = inspect.signature(f).parameters.values()
@@ -257,12 +267,33 @@ def transform(kind: str, fn, wrt=0):
     else:
         raise S2SGradError(f"unknown transform {kind!r}")
     new = Spec(spec.f, params, out, label, spec.checkpoint)
+    seen: dict = {}
 
     def derivative(*args, **kwargs):
-        return evaluate(new, _bound(new, args, kwargs))
-    derivative.__name__ = derivative.__qualname__ = identifier(f"{kind}_{getattr(fn, '__name__', 'derivative')}")
-    derivative.__doc__ = f"{label}, by forward mode over the generated derivatives of {spec.f.__name__}."
-    return attach(derivative, spec.f, params, out, label, spec.checkpoint)
+        return evaluate(new, _bound(new, args, kwargs), _recorder(seen))
+    return attach(derivative, spec.f, params, out, label, spec.checkpoint, kind=kind, of=spec.label, names=names,
+                  generate=lambda args, kwargs: _generate(new, _bound(new, args, kwargs), seen),
+                  seen=lambda: seen)
+
+
+def _recorder(seen: dict) -> Callable:
+    """What `evaluate` calls with the argument values and each generated function it runs: kept in `seen`, per
+    the values' kinds."""
+    def record(values: list, fn) -> None:
+        if is_generated(fn):
+            fns = seen.setdefault(tuple(kind_of(v) for v in values), ())
+            if fn not in fns:
+                seen[tuple(kind_of(v) for v in values)] = fns + (fn,)
+    return record
+
+
+def _generate(spec: Spec, values: list, seen: dict) -> tuple:
+    """The kinds of `values` and the generated functions a call of the derivative `spec` with them runs."""
+    record = _recorder(seen)
+    for term in dict.fromkeys(_terms(spec.output)):
+        record(values, _plan(spec, term, values)[0])
+    key = tuple(kind_of(v) for v in values)
+    return key, seen.get(key, ())
 
 
 def _bound(spec: Spec, args: tuple, kwargs: dict) -> list:
@@ -325,8 +356,10 @@ def _plan(spec: Spec, term: Term, values: list | None):
     return fn, call, len(term.forwards), int(term.free is not None and term.seed != ONE)
 
 
-def _term_value(spec: Spec, term: Term, values: list):
+def _term_value(spec: Spec, term: Term, values: list, record: Callable | None):
     fn, call, layers, extract = _plan(spec, term, values)
+    if record is not None:
+        record(values, fn)
     out = fn(*call)
     for _ in range(layers):
         out = out[1]
@@ -339,12 +372,12 @@ def _term_value(spec: Spec, term: Term, values: list):
     return out
 
 
-def _term_value_or_zero(spec: Spec, term: Term, values: list):
+def _term_value_or_zero(spec: Spec, term: Term, values: list, record: Callable | None):
     """The term's value, or None where one of its directions is a zero (None, as in a list of adjoints)."""
     directions = [d for _, _, d in term.forwards] + ([term.seed] if term.seed not in (None, ONE) else [])
     if any(d != ONE and _direction(values, d) is None for d in directions):
         return None
-    return _term_value(spec, term, values)
+    return _term_value(spec, term, values, record)
 
 
 def _add(a, b):
@@ -371,9 +404,10 @@ def generators_of(f, values: list) -> tuple:
     return known[kinds]
 
 
-def evaluate(spec: Spec, values: list):
-    """The output of the derivative `spec` at `values` (one call of generated code per distinct term). Every
-    term draws the random numbers one call of f draws: each starts from the generators' states at the call."""
+def evaluate(spec: Spec, values: list, record: Callable | None = None):
+    """The output of the derivative `spec` at `values` (one call of generated code per distinct term, each
+    passed to `record` with `values` first). Every term draws the random numbers one call of f draws: each
+    starts from the generators' states at the call."""
     memo: dict = {}
     distinct = len(set(_terms(spec.output))) > 1
     generators = generators_of(spec.f, values) if distinct else ()
@@ -384,7 +418,7 @@ def evaluate(spec: Spec, values: list):
             if output not in memo:
                 if start is not None:
                     start.restore()
-                memo[output] = _term_value_or_zero(spec, output, values)
+                memo[output] = _term_value_or_zero(spec, output, values, record)
             return memo[output]
         items = [value_of(item) for item in output[1]]
         if output[0] == "tuple":
@@ -402,14 +436,20 @@ def _hessian(spec: Spec, names: tuple, many: bool, label: str):
     product = Spec(spec.f, params, _map_terms(gradient, lambda t: t.along(names, True, arg_direction(len(params) - 1))),
                    label, spec.checkpoint)
     positions = [spec.params.index(n) for n in names]
+    seen: dict = {}
 
     def second(*args, **kwargs):
         values = _bound(spec, args, kwargs)
         points = [values[k] for k in positions]
-        return assemble_hessian(points, many, lambda direction: evaluate(product, values + [direction]),
-                         generators_of(spec.f, values))
-    second.__name__ = second.__qualname__ = "hessian"
-    return attach(second, spec.f, spec.params, None, label, spec.checkpoint)
+        return assemble_hessian(points, many, lambda direction: evaluate(product, values + [direction],
+                                                                         _recorder(seen)),
+                                generators_of(spec.f, values))
+
+    def generate(args, kwargs):
+        values = _bound(spec, args, kwargs)
+        return _generate(product, values + [tuple(values[k] for k in positions)], seen)
+    return attach(second, spec.f, spec.params, None, label, spec.checkpoint, kind="hessian", of=spec.label,
+                  names=names, generate=generate, seen=lambda: seen)
 
 
 def assemble_hessian(points: list, many: bool, product, generators: tuple):
@@ -457,7 +497,7 @@ def derivative_source(fn, wrt=0, mode: str = "grad", args=None) -> str:
         text = getattr(_plan(spec, term, values)[0], "source", None)
         if text is not None and text not in texts:
             texts.append(text)
-    return "\n\n".join(texts)
+    return joined(texts)
 
 _MADE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()     # derivative -> {(kind, wrt): transform}
 

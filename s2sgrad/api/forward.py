@@ -92,11 +92,16 @@ def jvp(f: Callable | None = None, wrt=0, *, verbose: bool = False) -> Callable:
     if len(names) < len(targets) and any(position is None for _, position in targets):
         raise WrtError(f"wrt={wrt!r} names *{names[0]} both whole and by item", hint="name it one way")
 
-    @functools.wraps(f)
-    def derivative(*args, **kwargs):
+    seen: dict = {}
+
+    def generate(args, kwargs):
         args, tangent = _split_last(args, "the tangent", f)
         values, kinds = _prepared(f, names, args, kwargs)
-        fn = forward_generated(f, names, kinds, verbose, dtypes=tuple(map(dtype_of, values)))
+        fn = seen[kinds] = forward_generated(f, names, kinds, verbose, dtypes=tuple(map(dtype_of, values)))
+        return kinds, (fn,), values, tangent
+
+    def derivative(*args, **kwargs):
+        _, (fn,), values, tangent = generate(args, kwargs)
         tangents = _tangents(f, targets, names, values, tangent if many else (tangent,))
         value, derivative_along = fn(*values, *tangents)
         refuse_complex(f, names, derivative_along)
@@ -107,7 +112,12 @@ def jvp(f: Callable | None = None, wrt=0, *, verbose: bool = False) -> Callable:
     tangent = Term(forwards=((tuple(names), many, arg_direction(len(params) - 1)),))
     items = any(position is not None for _, position in targets)
     output = None if items else ("tuple", (Term(), tangent))
-    return attach(derivative, f, params, output, f"jvp({f.__name__})")
+    return attach(derivative, f, params, output, f"jvp({f.__name__})", kind="jvp", of=f.__name__, names=names,
+                  generate=lambda args, kwargs: generate(args, kwargs)[:2], seen=lambda: _single(seen))
+
+
+def _single(seen: dict) -> dict:
+    return {key: (fn,) for key, fn in seen.items()}
 
 
 def _tangents(f, targets, names: list, values: list, given: tuple) -> list:
@@ -152,11 +162,16 @@ def hvp(f: Callable | None = None, wrt=0, *, verbose: bool = False) -> Callable:
         return transform("hvp", f, wrt)
     names, many = wrt_names(f, wrt)
 
-    @functools.wraps(f)
-    def product(*args, **kwargs):
+    seen: dict = {}
+
+    def generate(args, kwargs):
         args, direction = _split_last(args, "the direction v", f)
         values, kinds = _prepared(f, names, args, kwargs)
-        fn = _hvp_function(f, names, kinds, verbose, tuple(map(dtype_of, values)))
+        fn = seen[kinds] = _hvp_function(f, names, kinds, verbose, tuple(map(dtype_of, values)))
+        return kinds, (fn,), values, direction
+
+    def product(*args, **kwargs):
+        _, (fn,), values, direction = generate(args, kwargs)
         _, out = fn(*values, 1.0, *(direction if many else (direction,)))
         refuse_complex(f, names, out)
         return (out,) if many and len(names) == 1 else out
@@ -164,7 +179,8 @@ def hvp(f: Callable | None = None, wrt=0, *, verbose: bool = False) -> Callable:
     params = tuple(parameter_names(f))
     params += (extra_name(params, "v"),)
     output = Term(tuple(names), many, ONE, ((tuple(names), many, arg_direction(len(params) - 1)),))
-    return attach(product, f, params, output, f"hvp({f.__name__})")
+    return attach(product, f, params, output, f"hvp({f.__name__})", kind="hvp", of=f.__name__, names=names,
+                  generate=lambda args, kwargs: generate(args, kwargs)[:2], seen=lambda: _single(seen))
 
 
 def hessian(f: Callable, wrt=0) -> Callable:
@@ -185,14 +201,18 @@ def hessian(f: Callable, wrt=0) -> Callable:
     product = hvp(f, tuple(names))
     params = parameter_names(f)
 
-    @functools.wraps(f)
     def second(*args, **kwargs):
         values = call_values(f, args, kwargs)
         points = [values[params.index(n)] for n in names]
         return assemble_hessian(points, many, lambda direction: product(*args, direction, **kwargs),
                                 generators_of(f, values))
 
-    return attach(second, f, params, None, f"hessian({f.__name__})")
+    def generate(args, kwargs):
+        values = call_values(f, args, kwargs)
+        direction = tuple(values[params.index(n)] for n in names)
+        return product.plan(args + (direction,), kwargs)
+    return attach(second, f, params, None, f"hessian({f.__name__})", kind="hessian", of=f.__name__, names=names,
+                  generate=generate, seen=product.seen)
 
 
 def grad_of_grad(f: Callable, inner=0, outer=0) -> Callable:
@@ -208,20 +228,27 @@ def grad_of_grad(f: Callable, inner=0, outer=0) -> Callable:
     (inner_name,), _ = wrt_names(f, inner)
     (outer_name,), _ = wrt_names(f, outer)
 
-    @functools.wraps(f)
-    def second(*args, **kwargs):
+    seen: dict = {}
+
+    def generate(args, kwargs):
         values, kinds = _prepared(f, [inner_name, outer_name], args, kwargs)
         if np.ndim(values[parameter_names(f).index(inner_name)]) != 0:
             raise S2SGradError(f"grad of grad needs '{inner_name}' to be a scalar: the inner gradient must be "
                                "a scalar to be differentiated by grad", hint="use s2sgrad.hvp or s2sgrad.hessian")
         gradient = generated(f, [outer_name], "grad", kinds)
-        fn = forward_generated(gradient, [inner_name], kinds + (SCALAR,), False, dot_hint,
-                               identifier(f"d2{f.__name__}_d{outer_name}_d{inner_name}"))
+        fn = seen[kinds] = forward_generated(gradient, [inner_name], kinds + (SCALAR,), False, dot_hint,
+                                             identifier(f"d2{f.__name__}_d{outer_name}_d{inner_name}"))
+        return kinds, (fn,), values
+
+    def second(*args, **kwargs):
+        _, (fn,), values = generate(args, kwargs)
         _, out = fn(*values, 1.0, 1.0)
         return out
 
     output = Term((outer_name,), False, ONE, (((inner_name,), False, ONE),))
-    return attach(second, f, parameter_names(f), output, f"grad(grad({f.__name__}))")
+    return attach(second, f, parameter_names(f), output, f"grad(grad({f.__name__}))", kind="grad",
+                  of=f"grad({f.__name__})", names=[outer_name],
+                  generate=lambda args, kwargs: generate(args, kwargs)[:2], seen=lambda: _single(seen))
 
 
 def source(f: Callable, wrt=0, *, mode: str = "forward", args=None) -> str:

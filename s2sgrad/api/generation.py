@@ -35,12 +35,12 @@ Wrt = Union[int, str, Sequence[Union[int, str]]]
 
 _CACHE = guards.Cache()
 
-_CACHE_COUNT = [0]
+_CACHE_COUNT = [0]                   # modules generated so far
 
 
 def parameter_names(f) -> list[str]:
     refuse_cached(f)
-    if not hasattr(f, "__code__"):
+    if not hasattr(f, "__code__") and not hasattr(f, "s2sgrad_derivative"):      # (a derivative has a signature)
         raise SourceNotFound(f"{getattr(f, '__name__', f)!r} is not a Python function, so it has no source "
                              "to transform", hint="differentiate a Python function that calls it; give it a "
                                                   "derivative rule with s2sgrad.adjoint if it has none")
@@ -200,12 +200,11 @@ def generated_entry(f, wrt: list[str], mode: str, kinds: tuple, verbose: bool, d
         seed_dtype = dtypes[len(params)] if dtypes is not None and len(dtypes) > len(params) else float
         node = module.gradient(f, wrt, mode, arg_kinds, arg_dtypes=arg_dtypes, seed_dtype=seed_dtype)
         _CACHE_COUNT[0] += 1
-        filename = f"<s2sgrad {node.name} #{_CACHE_COUNT[0]}>"        # one name per generated module
-        namespace = module.compile(filename)
+        namespace = module.compile(node.name)
     fn = namespace[node.name]
     fn.__defaults__ = _defaults(f) + fn.__defaults__ if fn.__defaults__ else _defaults(f)
     fn.source = module.compiled_source
-    guards.forget_lines_with(fn, filename)
+    guards.forget_lines_with(fn, module.filename)
     if verbose:
         print(fn.source)
     entry = guards.Guard(reads, namespace, module.renamed), fn
@@ -341,7 +340,7 @@ def forward_generated(f, wrt: list[str], kinds: tuple = (), verbose: bool = Fals
         params = parameter_names(f)
         node = module.jvp(f, wrt, dict(zip(params, kinds)), name,
                           dict(zip(params, dtypes)) if dtypes is not None else None)
-        namespace = module.compile(f"<s2sgrad {node.name}>")
+        namespace = module.compile(node.name)
     fn = namespace[node.name]
     fn.source = module.compiled_source
     if verbose:

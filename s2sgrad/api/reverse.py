@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import guards
 from ..analysis.dtypes import dtype_of
+from ..backend.generated_source import Source
 from ..errors import NonScalarOutput, S2SGradError, WrtError
 from ..frontend.lower import lowered_source
 from ..frontend.parse import call_signature
@@ -85,37 +86,43 @@ def _make(f, wrt: Wrt, mode: str, verbose: bool, options: dict):
     call = _Call(f, wrt)
     compiled: dict = {}                     # argument kinds and dtypes -> (guard, generated function)
 
-    @functools.wraps(f)
-    def derivative(*args, **kwargs):
+    def prepared(args: tuple, kwargs: dict):
+        """The call's arguments (bound, defaults filled in), its seed, and the entry of the generated code for them."""
         nonlocal call
-        called = args
-        names = call.names
         seed = ()
         if mode == "vjp":
             if not args:
                 raise S2SGradError("vjp functions take the output's adjoint as their last argument")
             args, seed = args[:-1], args[-1:]
-        if kwargs or len(args) != len(call.params) or not call.plain:
-            bound = call.signature.bind(*args, **kwargs)
-            bound.apply_defaults()
-            args = tuple(bound.arguments.values())
-        for name, position in call.targets:
-            value = args[call.params.index(name)]
-            if position is not None and position < len(value):
-                value = value[position]
-            check_differentiable(f, name, value)
-        kinds = kinds_of(args)
-        dtypes = tuple(map(dtype_of, (*args, *seed)))
-        entry = compiled.get((kinds, dtypes))
-        if entry is None or not (entry[0].check() or entry[0].take_in()):
+        while True:
+            bound = args
+            if kwargs or len(args) != len(call.params) or not call.plain:
+                binding = call.signature.bind(*args, **kwargs)
+                binding.apply_defaults()
+                bound = tuple(binding.arguments.values())
+            for name, position in call.targets:
+                value = bound[call.params.index(name)]
+                if position is not None and position < len(value):
+                    value = value[position]
+                check_differentiable(f, name, value)
+            kinds = kinds_of(bound)
+            dtypes = tuple(map(dtype_of, (*bound, *seed)))
+            entry = compiled.get((kinds, dtypes))
+            if entry is not None and (entry[0].check() or entry[0].take_in()):
+                return bound, seed, entry
             fresh = call.current()
-            if fresh is not call:              # f's code or defaults changed: bind the arguments again
-                call = fresh
-                return derivative(*called, **kwargs)
-            entry = compiled[kinds, dtypes] = generated_entry(f, names, mode, kinds_of(args, with_values=True),
-                                                              verbose, dtypes, options)
-            while len(compiled) > CACHE_LIMIT:
-                del compiled[next(iter(compiled))]
+            if fresh is call:
+                break
+            call = fresh                        # f's code or defaults changed: bind the arguments again
+        entry = compiled[kinds, dtypes] = generated_entry(f, call.names, mode, kinds_of(bound, with_values=True),
+                                                          verbose, dtypes, options)
+        while len(compiled) > CACHE_LIMIT:
+            del compiled[next(iter(compiled))]
+        return bound, seed, entry
+
+    def derivative(*args, **kwargs):
+        args, seed, entry = prepared(args, kwargs)
+        names = call.names
         try:
             out = entry[1](*args, *seed)
         except NonScalarOutput as error:
@@ -130,6 +137,10 @@ def _make(f, wrt: Wrt, mode: str, verbose: bool, options: dict):
         grads = grads if call.many else grads[0]
         return grads if mode == "grad" else (out[0], grads)
 
+    def generate(args, kwargs):
+        args, seed, (_, fn) = prepared(args, kwargs)
+        return next(key for key, entry in compiled.items() if entry[1] is fn), (fn,)
+
     params, names, many = tuple(call.params), call.names, call.many
     if mode == "grad":
         output = Term(tuple(names), many, ONE)
@@ -140,7 +151,9 @@ def _make(f, wrt: Wrt, mode: str, verbose: bool, options: dict):
         output = ("tuple", (Term(), Term(tuple(names), many, seed)))
     if any(position is not None for _, position in call.targets):
         output = None                     # an item of *args: no term of f's parameters (not transformed further)
-    return attach(derivative, f, params, output, f"{mode}({f.__name__})", options["checkpoint"])
+    return attach(derivative, f, params, output, f"{mode}({f.__name__})", options["checkpoint"], kind=mode,
+                  of=f.__name__, names=names, generate=generate,
+                  seen=lambda: {key: (entry[1],) for key, entry in compiled.items()})
 
 
 def _derivative(f, kind: str, wrt, options: dict):
@@ -217,17 +230,25 @@ def vjp(f: Callable | None = None, wrt: Wrt = 0, *, verbose: bool = False, check
 
 
 def source(f: Callable, wrt: Wrt = 0, *, mode: str = "grad", stage: str = "gradient",
-           args: Sequence | None = None, checkpoint: Schedule | None = None, optimize: Optimize = True,
-           sparse: bool = False, **unknown) -> str:
-    """The generated module for `f` as a string: with example arguments `args`, exactly what runs for
-    arguments of their kinds, shapes and dtypes (lists and tuples of arrays are specialized on); without,
-    the code for arguments of unknown kind.
+           args: Sequence | None = None, lines: bool = False, checkpoint: Schedule | None = None,
+           optimize: Optimize = True, sparse: bool = False, **unknown) -> Source:
+    """The generated module for `f`, as a `Source` (a string, highlighted in Jupyter): with example arguments
+    `args`, exactly what runs for arguments of their kinds, shapes and dtypes (lists and tuples of arrays are
+    specialized on); without, the code for arguments of unknown kind.
 
-    `stage="lowered"` prints the functional control-flow form instead.
-    The options are those of `grad` (forward mode always runs every optimization):
+    `stage="lowered"` prints the functional control-flow form instead. ``lines=True`` follows every line
+    with the user's line it came from (``# file.py:N  <that line>``). The options are those of `grad`
+    (forward mode always runs every optimization):
 
         >>> print(sg.source(f, optimize=False))              # the naive scheme     # doctest: +SKIP
+        >>> print(sg.source(f, args=(x,), lines=True))       # each line with its origin   # doctest: +SKIP
     """
+    text = _source(f, wrt, mode, stage, args, checkpoint, optimize, sparse, unknown)
+    text = text if isinstance(text, Source) else Source(text)
+    return Source(text.annotated()) if lines else text
+
+
+def _source(f, wrt, mode, stage, args, checkpoint, optimize, sparse, unknown) -> str:
     options = checked_options(_options(checkpoint, optimize, sparse, unknown))
     if spec_of(f) is not None:
         if stage != "gradient":

@@ -4,8 +4,9 @@
 - ``while True: if not c: break`` becomes ``while c:``;
 - `render` prints a module with ``ast.unparse``, adding ``# file.py:line`` after each statement
   whose origin differs from the one before;
-- `compile_module` compiles that text under a name registered with `linecache`, so that
-  tracebacks, pdb and ``inspect.getsource`` show the generated code.
+- `compile_module` writes that text to a file (`source_files`), registers it with `linecache` and
+  compiles it under the file's name, so that tracebacks, pdb, ``inspect.getsource``, coverage and
+  profilers show the generated code.
 """
 from __future__ import annotations
 
@@ -16,6 +17,10 @@ import os
 from ..ir.sizes import printed
 from ..ir.syntax import keep_origin, names_read, note_of, origin_of, shape_of
 from ..ir.trees import Transformer, copy_tree, walk
+from .generated_source import Source
+from .source_files import write_source
+
+SOURCE_GLOBAL = "__s2sgrad_source__"       # a generated module's `Source`, in its namespace
 
 # The calls in generated code that are not pure, besides those of the generated functions a driver names
 # impure (the forward and backward functions of called user functions: they push, pop and run user code).
@@ -324,9 +329,20 @@ def _comment(stmt, previous) -> str:
 
 
 class _Printer:
+    """Prints statements, recording for every line of a statement the user's line it came from (`origins`): a
+    statement without an origin of its own continues the one before it in its function."""
+
     def __init__(self):
         self.lines: list[str] = []
-        self.previous = None
+        self.origins: dict = {}                  # line number (1-based) -> Location
+        self.previous = None                     # the origin of the last comment printed in the block
+        self.current = None                      # the origin statements without one continue
+
+    def emit(self, text: str, where) -> None:
+        for line in text.split("\n"):
+            self.lines.append(line)
+            if where is not None:
+                self.origins[len(self.lines)] = where
 
     def block(self, stmts, indent):
         self.previous = None
@@ -337,31 +353,33 @@ class _Printer:
         pad = "    " * indent
         comment = _comment(stmt, self.previous)
         if origin_of(stmt) is not None:
-            self.previous = origin_of(stmt)
+            self.previous = self.current = origin_of(stmt)
+        where = self.current
         if isinstance(stmt, ast.FunctionDef):
             header = f"def {stmt.name}({ast.unparse(stmt.args)}):"
             if ast.get_docstring(stmt) is None and self.lines and self.lines[-1] != "":
                 self.lines.append("")
             self.lines.append(pad + header)
+            self.current = None
             self.block(stmt.body, indent + 1)
-            self.previous = None
+            self.previous = self.current = None
         elif isinstance(stmt, ast.If):
             body, orelse, test = stmt.body, stmt.orelse, stmt.test
             if len(body) == 1 and isinstance(body[0], ast.Pass) and orelse:
                 body, orelse, test = orelse, [], ast.UnaryOp(ast.Not(), test)     # if c: pass else: X
-            self.lines.append(f"{pad}if {ast.unparse(test)}:{comment}")
+            self.emit(f"{pad}if {ast.unparse(test)}:{comment}", where)
             self.block(body, indent + 1)
             if orelse and not (len(orelse) == 1 and isinstance(orelse[0], ast.Pass)):
-                self.lines.append(f"{pad}else:")
+                self.emit(f"{pad}else:", where)
                 self.block(orelse, indent + 1)
         elif isinstance(stmt, ast.While):
-            self.lines.append(f"{pad}while {ast.unparse(stmt.test)}:{comment}")
+            self.emit(f"{pad}while {ast.unparse(stmt.test)}:{comment}", where)
             self.block(stmt.body, indent + 1)
         elif isinstance(stmt, ast.For):
             target = ast.unparse(stmt.target)
             if isinstance(stmt.target, ast.Tuple) and stmt.target.elts:
                 target = target[1:-1]                            # for a, b in ...: (ast.unparse adds parentheses)
-            self.lines.append(f"{pad}for {target} in {ast.unparse(stmt.iter)}:{comment}")
+            self.emit(f"{pad}for {target} in {ast.unparse(stmt.iter)}:{comment}", where)
             self.block(stmt.body, indent + 1)
         else:
             text = _unparse(stmt)
@@ -372,9 +390,10 @@ class _Printer:
             if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Name) and stmt.value.id.startswith("#"):
                 self.lines.append(pad + stmt.value.id)
                 return
-            self.lines.append(pad + text + comment)
+            self.emit(pad + text + comment, where)
         if isinstance(stmt, (ast.If, ast.While, ast.For)):
             self.previous = origin_of(stmt)
+            self.current = where if origin_of(stmt) is None else origin_of(stmt)
 
 
 def _unparse(stmt) -> str:
@@ -390,8 +409,8 @@ def comment_line(text: str) -> ast.Expr:
     return ast.Expr(ast.Name("# " + text, ast.Load()))
 
 
-def render(module_body: list, header: str = "") -> str:
-    """The module as Python source, with origin comments."""
+def render(module_body: list, header: str = "") -> Source:
+    """The module as Python source, with origin comments (and every line's origin in `Source.origins`)."""
     printer = _Printer()
     if header:
         printer.lines.extend(header.rstrip("\n").splitlines())
@@ -401,7 +420,7 @@ def render(module_body: list, header: str = "") -> str:
         if isinstance(stmt, ast.FunctionDef) and printer.lines and printer.lines[-1] != "":
             printer.lines.extend(["", ""])
         printer.stmt(stmt, 0)
-    return "\n".join(printer.lines) + "\n"
+    return Source("\n".join(printer.lines) + "\n", printer.origins)
 
 
 class _NegativeBases(Transformer):
@@ -427,10 +446,15 @@ def _parenthesized(node: ast.expr) -> ast.expr:
     return node
 
 
-def compile_module(source: str, filename: str, namespace: dict) -> dict:
-    """Run `source` as a module named `filename` in `namespace`; tracebacks and pdb can show its lines."""
-    lines = source.splitlines(keepends=True)
-    linecache.cache[filename] = (len(source), None, lines, filename)
-    code = compile(source, filename, "exec")
-    exec(code, namespace)
-    return namespace
+def compile_module(source: Source, stem: str, namespace: dict) -> tuple[dict, str]:
+    """Run `source` as a module in `namespace`, returning the namespace and the module's file name.
+
+    The text is written to a file named after `stem` (see `source_files`) for everything that reads source
+    from disk, and registered in `linecache` under that name for everything that reads it from there; the
+    code is compiled from `source` itself, whatever the file holds. The namespace keeps `source` (with its
+    line map) as ``__s2sgrad_source__``: that marks the functions it defines as generated."""
+    filename = write_source(source, stem) or f"<s2sgrad {stem}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
+    namespace[SOURCE_GLOBAL] = source
+    exec(compile(source, filename, "exec"), namespace)
+    return namespace, filename

@@ -228,7 +228,8 @@ class GradientModule:
         self.impure_functions: set[str] = set()  # callees' generated forward and backward functions: not pure
         self.structures: list[dict] = []        # per function being generated: its parameters' container kinds
         self.origin = ""
-        self.compiled_source = ""               # the source `compile` ran
+        self.compiled_source = ""               # the source `compile` ran (a `Source`, with its line map)
+        self.filename = ""                      # the file name it was compiled under
 
     # ---------------------------------------------------------------- pipeline of one function
 
@@ -456,13 +457,17 @@ class GradientModule:
     def source(self) -> str:
         return render(self.functions, HEADER.format(origin=self.origin) + imports(self.functions))
 
-    def compile(self, filename: str) -> dict:
+    def compile(self, name: str) -> dict:
+        """Run the module (its file named after the user's module and function and `name`, the generated
+        function's: ``mymodule.loss.dloss_dx.<hash>.py``, see `source_files`); returns its namespace."""
         namespace = {"__name__": "s2sgrad.generated", "np": __import__("numpy"), "math": __import__("math")}
         namespace.update({k: getattr(runtime, k) for k in runtime.__all__})
         namespace.update({k: getattr(schedules, k) for k in ("Online", "Periodic", "Revolve")})
         namespace.update(self.user_globals())
         self.compiled_source = self.source()
-        return compile_module(self.compiled_source, filename, namespace)
+        stem = f"{self.origin.replace('.py:', '.').replace(' via ', '.')}.{name}"
+        namespace, self.filename = compile_module(self.compiled_source, stem, namespace)
+        return namespace
 
 
 def _globals_read(function: ast.FunctionDef) -> set[str]:
