@@ -83,4 +83,4 @@ def derivative_call_refusal(fn, name: str, how: str) -> tuple[str, str]:
     return (f"'{name}' is {label}, a derivative made by s2sgrad, which {how} cannot differentiate through",
             "differentiate the function calling it with sg.grad, sg.value_and_grad or sg.vjp (the gradient of "
             "np.sum(dg(x) ** 2), dg = sg.grad(g), is 2 * sg.hvp(g)(x, dg(x))), or pass what reaches the call "
-            "through s2sgrad.stop_gradient(...)")
+            "through sg.stop_gradient(...)")

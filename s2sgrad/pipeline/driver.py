@@ -296,7 +296,7 @@ class GradientModule:
         if complex_output is not None:
             raise NonScalarOutput(f"the output of {lowered.name} is complex: a gradient needs a real output",
                                   complex_output.loc, "return a real number made from it (np.real(z), np.abs(z) ** 2), "
-                                  "or use s2sgrad.vjp with a seed")
+                                  "or use sg.vjp with a seed")
         refuse_complex_calls(lowered, analysis, wrt)
         known_scalar = isinstance(lowered.result, Var) and is_scalar_output(lowered.result.name, analysis)
         scalar_output = mode == "grad" and "dead_primal_code" in self.optimizations and known_scalar

@@ -1,0 +1,177 @@
+"""Every refusal a small program can reach, rendered as the user sees it (file:line:col, the line, the caret,
+the message and the hint), against `tests/expected/errors.txt`.
+
+Each case is a module of its own: `CASES` maps a name to its source and to how it is differentiated. Run with
+``S2SGRAD_UPDATE_EXPECTED=1`` to rewrite the expected file after a deliberate change of a message.
+"""
+import importlib.util
+import os
+import re
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import s2sgrad as sg
+
+EXPECTED = Path(__file__).parent / "expected" / "errors.txt"
+X = np.array([0.1, 0.2, 0.3])
+
+
+def grad(m):
+    return sg.grad(m.f)(X)
+
+
+def jvp(m):
+    return sg.jvp(m.f)(X, X)
+
+
+def hvp(m):
+    return sg.hvp(m.f)(X, X)
+
+
+def with_generator_argument(m):
+    return sg.grad(m.f)(X, np.random.default_rng(0))
+
+
+def with_expm_argument(m):
+    import scipy.linalg
+    return sg.grad(m.f)(X, scipy.linalg.expm)
+
+
+def with_frozen_distribution(m):
+    import scipy.stats
+    return sg.grad(m.f)(X, scipy.stats.norm(0.0, 1.0))
+
+
+def wrt_beyond_the_items(m):
+    return sg.grad(m.f, wrt=2)(X, X)
+
+
+def body(code: str, params: str = "x") -> str:
+    return f"import numpy as np\nimport s2sgrad as sg\n\n\ndef f({params}):\n" + textwrap.indent(code, "    ") + "\n"
+
+
+MODEL = """
+class Model:
+    def __init__(self):
+        self.W = np.ones(3)
+
+    def loss(self, x):
+        return np.sum(self.W * x)
+
+
+def make():
+    return Model()
+
+
+def getf():
+    return np.sin
+"""
+
+CASES = {
+    # methods and attributes of local values: what works instead, by what the value is
+    "method_of_unknown_class": (body("m = make()\nreturn m.loss(x)") + MODEL, grad),
+    "method_of_branch_object": (body("m = Model() if x[0] > 0 else Model()\nreturn m.loss(x)") + MODEL, grad),
+    "attribute_of_unknown_class": (body("m = make()\nreturn np.sum(m.W * x)") + MODEL, grad),
+    "attribute_of_array": (body("y = x * 2.0\nreturn np.sum(y.W)"), grad),
+    "method_of_array_not_array_method": (body("y = x * 2.0\nreturn y.loss()"), grad),
+    "item": (body("return x.sum().item()"), grad),
+    "tolist": (body("return sum(x.tolist())"), grad),
+    "view": (body("return np.sum(x.view())"), grad),
+    "conjugate": (body("return np.sum(x.conjugate())"), grad),
+    "array_method_with_a_function": (body("return np.sum(x.take([0, 1]))"), grad),
+    "array_method_without_rule": (body("return np.sum(x) * x.searchsorted(0.2)"), grad),
+    "generator_made_here": (body("rng = np.random.default_rng(0)\nreturn np.sum(x * rng.normal(size=3))"), grad),
+    "method_of_library_object_argument": (body("return np.sum(n.logpdf(x))", "x, n"), with_frozen_distribution),
+    "method_of_a_string": (body("s = 'ab'\nreturn np.sum(x) * len(s.upper())"), grad),
+    "flat": (body("return np.sum(x.flat)"), grad),
+    "strides": (body("return np.sum(x) * x.strides[0]"), grad),
+    "mT": (body("return np.sum(np.outer(x, x).mT)"), grad),
+    "method_not_called": (body("s = x.sum\nreturn s()"), grad),
+    # syntax named as it is written
+    "set_display": (body("s = {x[0], x[1]}\nreturn np.sum(x) * len(s)"), grad),
+    "yield_expression": (body("y = yield x\nreturn y"), grad),
+    "yield_from": (body("yield from x"), grad),
+    "async_def": (body("async def g():\n    pass\nreturn np.sum(x)"), grad),
+    "match": (body("match 1:\n    case 1:\n        pass\nreturn np.sum(x)"), grad),
+    "annotated_assignment": (body("y: float = np.sum(x)\nreturn y"), grad),
+    "class_definition": (body("class A:\n    pass\nreturn np.sum(x)"), grad),
+    "except_star": (body("try:\n    y = x\nexcept* ValueError:\n    y = x\nreturn np.sum(y)"), grad),
+    "global": (body("global G\nG = 1\nreturn np.sum(x)"), grad),
+    "nonlocal": (body("def g():\n    nonlocal x\n    x = 1\ng()\nreturn np.sum(x)"), grad),
+    "dict_unpacking": (body("d = {'a': x}\ne = {**d}\nreturn np.sum(e['a'])"), grad),
+    "starred_library_call": (body("return np.sum(np.add(*[x, x]))"), grad),
+    "in_place_method": (body("y = x.copy()\ny.sort()\nreturn np.sum(y)"), grad),
+    "f_string": (body("s = f'{x[0]}'\nreturn float(s)"), grad),
+    "eval": (body("return eval('np.sum(x)')"), grad),
+    # calls
+    "call_of_a_call": (body("return np.sum(getf()(x))") + MODEL, grad),
+    "call_of_a_conditional": (body("return np.sum((np.sin if x[0] > 0 else np.cos)(x))"), grad),
+    "where_keyword": (body("return np.sum(np.add(x, x, where=x > 0))"), grad),
+    "where_keyword_of_a_sum": (body("return np.sum(x, where=x > 0)"), jvp),
+    "initial_keyword": (body("return np.sum(x, initial=1.0)"), hvp),
+    "no_rule": (body("return np.nanmedian(x) * np.sum(x)"), grad),
+    "no_tangent_rule": (body("return np.nanmedian(x) * np.sum(x)"), jvp),
+    "no_tangent_rule_under_hvp": (body("return np.sum(triple(x) * x)") + """
+
+def triple(x):
+    return x * 3.0
+
+
+@sg.adjoint(triple)
+def _(y, x):
+    sg.d[x] = sg.d[y] * 3.0
+""".replace("sg.d[", "d["), hvp),
+    "library_function_passed_in": (body("return np.sum(act(x))", "x, act"), with_expm_argument),
+    "library_function_without_rule": (body("import scipy.linalg\nreturn np.sum(scipy.linalg.expm(np.outer(x, x)))"),
+                                      grad),
+    "generator_argument_through_a_draw": (body("return np.sum(rng.normal(x, 1.0))", "x, rng"),
+                                          with_generator_argument),
+    # wrt and outputs
+    "wrt_beyond_the_items": (body("return np.sum(xs[0] * xs[1])", "*xs"), wrt_beyond_the_items),
+    "vector_output": (body("return x * 2.0"), grad),
+}
+
+
+def run(name: str, tmp_path: Path) -> str:
+    """The error case `name` raises, as printed, its file shown as ``case.py``."""
+    source, call = CASES[name]
+    source = source.replace("import s2sgrad as sg\n", "import s2sgrad as sg\nfrom s2sgrad import d  # noqa\n", 1)
+    try:
+        compile(source, name, "exec")
+    except SyntaxError:
+        pytest.skip(f"this Python cannot parse the case {name}")
+    path = tmp_path / f"case_{name}.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(f"case_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    try:
+        spec.loader.exec_module(module)
+        with pytest.raises(sg.S2SGradError) as info:
+            call(module)
+    finally:
+        del sys.modules[spec.name]
+    return f"{type(info.value).__name__}: " + str(info.value).replace(str(path), "case.py")
+
+
+def expected() -> dict:
+    blocks = re.split(r"^== (\S+)\n", EXPECTED.read_text(), flags=re.M)[1:]
+    return dict(zip(blocks[::2], (b.rstrip("\n") for b in blocks[1::2])))
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_error_as_the_user_sees_it(name, tmp_path):
+    shown = run(name, tmp_path)
+    if os.environ.get("S2SGRAD_UPDATE_EXPECTED"):
+        cases = expected() if EXPECTED.exists() else {}
+        cases[name] = shown
+        EXPECTED.write_text("".join(f"== {k}\n{cases[k]}\n" for k in CASES if k in cases))
+    assert shown == expected().get(name), shown
+
+
+def test_every_case_is_expected():
+    assert set(expected()) == set(CASES)
