@@ -130,10 +130,25 @@ def _(y, x):
                                       grad),
     "generator_argument_through_a_draw": (body("return np.sum(rng.normal(x, 1.0))", "x, rng"),
                                           with_generator_argument),
+    "construct_in_another_file": (body("return case_package.lse(x)").replace(
+        "import s2sgrad as sg\n", "import s2sgrad as sg\nimport case_package\n"), grad),
+    "construct_in_another_file_forward": (body("return case_package.lse(x)").replace(
+        "import s2sgrad as sg\n", "import s2sgrad as sg\nimport case_package\n"), jvp),
     # wrt and outputs
     "wrt_beyond_the_items": (body("return np.sum(xs[0] * xs[1])", "*xs"), wrt_beyond_the_items),
     "vector_output": (body("return x * 2.0"), grad),
 }
+
+
+# a package the cases import: its source is not the user's
+PACKAGE = """import numpy as np
+
+
+def lse(x):
+    top = np.max(x)
+    seen = {top, 0.0}
+    return top + np.log(np.sum(np.exp(x - top))) + 0.0 * len(seen)
+"""
 
 
 def run(name: str, tmp_path: Path) -> str:
@@ -146,6 +161,9 @@ def run(name: str, tmp_path: Path) -> str:
         pytest.skip(f"this Python cannot parse the case {name}")
     path = tmp_path / f"case_{name}.py"
     path.write_text(source)
+    (tmp_path / "case_package").mkdir()
+    (tmp_path / "case_package" / "__init__.py").write_text(PACKAGE)
+    sys.path.insert(0, str(tmp_path))
     spec = importlib.util.spec_from_file_location(f"case_{name}", path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
@@ -155,7 +173,10 @@ def run(name: str, tmp_path: Path) -> str:
             call(module)
     finally:
         del sys.modules[spec.name]
-    return f"{type(info.value).__name__}: " + str(info.value).replace(str(path), "case.py")
+        sys.modules.pop("case_package", None)
+        sys.path.remove(str(tmp_path))
+    shown = str(info.value).replace(str(path), "case.py").replace(str(tmp_path / "case_package"), "case_package")
+    return f"{type(info.value).__name__}: {shown}"
 
 
 def expected() -> dict:
