@@ -107,6 +107,12 @@ CASES = {
     "in_place_method": (body("y = x.copy()\ny.sort()\nreturn np.sum(y)"), grad),
     "f_string": (body("s = f'{x[0]}'\nreturn float(s)"), grad),
     "eval": (body("return eval('np.sum(x)')"), grad),
+    "nested_list_comprehension": (body("return np.sum(np.array([x[i] * x[j] for i in range(3) for j in range(3)]))"),
+                                  grad),
+    "nested_dict_comprehension": (body("d = {(i, j): x[i] * x[j] for i in range(3) for j in range(2)}\n"
+                                       "return d[(2, 1)]"), grad),
+    "nested_set_comprehension": (body("s = {x[i] * x[j] for i in range(3) for j in range(2)}\n"
+                                      "return np.sum(x) * len(s)"), grad),
     # calls
     "call_of_a_call": (body("return np.sum(getf()(x))") + MODEL, grad),
     "call_of_a_conditional": (body("return np.sum((np.sin if x[0] > 0 else np.cos)(x))"), grad),
@@ -196,3 +202,34 @@ def test_error_as_the_user_sees_it(name, tmp_path):
 
 def test_every_case_is_expected():
     assert set(expected()) == set(CASES)
+
+
+def _handled_statements() -> set:
+    """The statement classes `Lowerer.statements` lowers, read from its source."""
+    import ast
+    import inspect
+
+    from s2sgrad.frontend import lower
+    tree = ast.parse(inspect.getsource(lower.Lowerer))
+    return {key.value for node in ast.walk(tree) if isinstance(node, ast.Dict)
+            for key in node.keys if isinstance(key, ast.Constant)}
+
+
+def test_no_refusal_names_an_ast_class():
+    """Every expression and statement class lowering has no handler for is named as Python writes it."""
+    import gast
+
+    from s2sgrad.frontend.expressions import Expressions
+    from s2sgrad.frontend.hints import SYNTAX
+    desugared = {"For", "Try", "With", "AugAssign", "Import", "ImportFrom", "Global", "Nonlocal", "Break", "Continue",
+                 "Return", "ListComp", "SetComp", "DictComp", "GeneratorExp", "NamedExpr", "Lambda"}
+    python2 = {"Print", "Exec", "Repr"}
+    classes = {name for name, c in vars(gast).items() if isinstance(c, type) and c not in (gast.expr, gast.stmt)
+               and issubclass(c, (gast.expr, gast.stmt))}
+    unhandled = classes - desugared - python2 - _handled_statements() - {
+        n.removeprefix("expr_") for n in dir(Expressions) if n.startswith("expr_")}
+    assert unhandled <= set(SYNTAX), sorted(unhandled - set(SYNTAX))
+    words = re.compile(r"\b(" + "|".join(sorted(classes)) + r")\b")
+    for name, shown in expected().items():
+        said = [line.split(": ", 1)[1] for line in shown.splitlines() if not line.startswith(" ") and ": " in line]
+        assert not any(words.search(line) for line in said), (name, said)
