@@ -242,7 +242,9 @@ class Expressions:
         return self.lowerer.mappings.display(node)
 
     def expr_Starred(self, node):
-        raise self.lowerer.error("starred expressions are not supported", node)
+        raise self.lowerer.error("*xs (unpacking) in a list, tuple or set display is not supported", node,
+                                 "build the sequence another way: list(xs), xs + [y], or np.concatenate([...]) for "
+                                 "arrays")
 
     def name_atom(self, name: str, node):
         if hasattr(node, "resolved"):             # a builtin or runtime function desugaring calls
