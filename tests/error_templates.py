@@ -6,6 +6,7 @@ is written out (a string or an f-string, its replacement fields shown as ``…``
     True
 """
 import ast
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,7 +42,8 @@ def _called(node) -> str | None:
     return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
 
 
-def templates() -> list[Template]:
+@functools.cache
+def templates() -> tuple[Template, ...]:
     found = []
     for path in sorted(PACKAGE.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
@@ -56,4 +58,4 @@ def templates() -> list[Template]:
             hints = [text(a) for a in node.args[2:3]] + [text(k.value) for k in node.keywords if k.arg == "hint"]
             found.append(Template(message, name if name in ERRORS else "", str(path.relative_to(PACKAGE.parent)),
                                   next((h for h in hints if h), "")))
-    return found
+    return tuple(found)
