@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.nodes import Const
-from ..rules import rule_for
+from ..rules import is_nondifferentiable, rule_for
 
 # AST class -> how Python code writes it, and what to write instead (None: nothing to say beyond the message)
 SYNTAX = {
@@ -110,7 +110,7 @@ def local_method(attr: str, atom, made_by: dict, arguments=()) -> tuple[str, str
         return f"the method '{attr}' of an array is not supported", _INSTEAD[attr]
     if attr in _ARRAY_METHODS:
         function = getattr(np, attr, None)
-        if callable(function) and rule_for(function) is not None:
+        if callable(function) and (rule_for(function) is not None or is_nondifferentiable(function)):
             return (f"the method '{attr}' of an array is not supported",
                     f"call the NumPy function np.{attr}(x, ...) instead of x.{attr}(...)")
         return (f"the method '{attr}' of an array has no derivative rule",
