@@ -249,3 +249,30 @@ def test_no_refusal_names_an_ast_class():
     for name, shown in expected().items():
         said = [line.split(": ", 1)[1] for line in shown.splitlines() if not line.startswith(" ") and ": " in line]
         assert not any(words.search(line) for line in said), (name, said)
+
+
+# what the hint for x.f(...) of an array suggests, np.f(x, ...), differentiates (arguments besides x)
+SUGGESTED = {"argpartition": "1", "argsort": "", "cumprod": "", "partition": "1", "searchsorted": "0.25",
+             "take": "[0, 2]"}
+
+
+def test_every_suggested_numpy_function_is_suggested_only_where_it_exists():
+    from s2sgrad.frontend.calls import METHODS
+    from s2sgrad.frontend.hints import local_method
+    from s2sgrad.ir.nodes import Var
+    suggested = {m for m in dir(np.ndarray) if not m.startswith("_") and m not in METHODS
+                 and callable(getattr(np.ndarray, m)) and f"np.{m}(x" in local_method(m, Var("x"), {})[1]}
+    assert suggested - {"sort"} == set(SUGGESTED)         # (x.sort() is refused earlier: it sorts in place)
+
+
+@pytest.mark.parametrize("method", list(SUGGESTED))
+def test_the_numpy_function_a_hint_suggests_differentiates(method, tmp_path):
+    from gradcheck import assert_grad_matches_fd
+    extra = f", {SUGGESTED[method]}" if SUGGESTED[method] else ""
+    path = tmp_path / f"suggested_{method}.py"
+    path.write_text(f"import numpy as np\n\n\ndef f(x):\n    y = np.{method}(x{extra})\n"
+                    f"    return np.sum(x * x) + np.sum(np.asarray(y, dtype=float) * x[0])\n")
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert_grad_matches_fd(module.f, [np.array([0.3, 0.1, 0.2])])
