@@ -537,7 +537,7 @@ def _called_derivative(fn, written, active: list, loc, how: str) -> Spec:
     for param, is_active in zip(spec.params, active):
         if is_active and param in spec.extras:
             raise NoDerivativeRule(f"'{written}' is {spec.label}, and {_role(spec, param)} is differentiated here",
-                                   loc, "pass it through s2sgrad.stop_gradient(...), or differentiate only "
+                                   loc, "pass it through sg.stop_gradient(...), or differentiate only "
                                         "arguments of the original function")
     return spec
 

@@ -234,7 +234,7 @@ def grad_of_grad(f: Callable, inner=0, outer=0) -> Callable:
         values, kinds = _prepared(f, [inner_name, outer_name], args, kwargs)
         if np.ndim(values[parameter_names(f).index(inner_name)]) != 0:
             raise S2SGradError(f"grad of grad needs '{inner_name}' to be a scalar: the inner gradient must be "
-                               "a scalar to be differentiated by grad", hint="use s2sgrad.hvp or s2sgrad.hessian")
+                               "a scalar to be differentiated by grad", hint="use sg.hvp or sg.hessian")
         gradient = generated(f, [outer_name], "grad", kinds)
         fn = seen[kinds] = forward_generated(gradient, [inner_name], kinds + (SCALAR,), False, dot_hint,
                                              identifier(f"d2{f.__name__}_d{outer_name}_d{inner_name}"))

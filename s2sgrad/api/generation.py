@@ -43,7 +43,7 @@ def parameter_names(f) -> list[str]:
     if not hasattr(f, "__code__") and not hasattr(f, "s2sgrad_derivative"):      # (a derivative has a signature)
         raise SourceNotFound(f"{getattr(f, '__name__', f)!r} is not a Python function, so it has no source "
                              "to transform", hint="differentiate a Python function that calls it; give it a "
-                                                  "derivative rule with s2sgrad.adjoint if it has none")
+                                                  "derivative rule with sg.adjoint if it has none")
     return list(call_signature(f).parameters)
 
 

@@ -30,6 +30,7 @@ from .generation import (
     call_values,
     check_differentiable,
     checked_options,
+    def_location,
     extra_name,
     flatten,
     generated,
@@ -68,8 +69,11 @@ class _Call:
             if position is not None:
                 items = args[self.params.index(name)]
                 if position >= len(items):
-                    raise WrtError(f"wrt designates positional argument {len(self.params) - 1 + position}, "
-                                   f"but the call passes {len(self.params) - 1 + len(items)}")
+                    index, passed = len(self.params) - 1 + position, len(self.params) - 1 + len(items)
+                    raise WrtError(f"wrt={index} designates item {position} of *{name}, but the call passes "
+                                   f"{passed} positional argument(s) (indices 0 to {passed - 1})", def_location(self.f),
+                                   f"pass at least {index + 1} positional arguments, or differentiate with "
+                                   f"respect to indices below {passed}")
                 g = g[position]
             out.append(g)
         return tuple(out)

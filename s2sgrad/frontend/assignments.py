@@ -171,7 +171,8 @@ class Assignments:
         holds the item itself."""
         lowerer = self.lowerer
         if len(call.args) != 1 or call.keywords:
-            raise lowerer.error("list.append takes one argument", call)
+            raise lowerer.error("list.append takes one argument", call,
+                                "append one item per call, or extend the list: xs = xs + [a, b]")
         name = call.func.value.id
         objects = self.aliasing.item(call.args[0])
         read_only = self.views.maker(call.args[0]) or self.views.item_maker(call.args[0])

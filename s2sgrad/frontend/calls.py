@@ -34,6 +34,7 @@ from ..ir import primitives
 from ..ir.nodes import Global, Op, Var
 from ..rules.registry import hashable
 from .functions import LiftedFunction, is_user_function
+from .hints import CALLEE_HINT, local_method
 from .numpy_writes import MUTATING_METHODS, of_numpy, writes_into_first_argument
 from .parse import call_signature
 from .signatures import Parameters, bind, needs_binding
@@ -78,9 +79,7 @@ class Calls:
         callee = lowerer.value(func)
         if not isinstance(callee, Global) or not callable(callee.value):
             raise lowerer.error("this calls a value computed when the code runs; s2sgrad must know which function "
-                                "each call calls", node,
-                                "call a function by its name, a lambda or partial bound in the function, or a "
-                                "function passed as an argument")
+                                "each call calls", node, CALLEE_HINT)
         if callee.value is dict:
             return lowerer.mappings.call(node)
         if spread and not is_user_function(callee.value):
@@ -104,8 +103,9 @@ class Calls:
             return of_object
         method = METHODS.get(func.attr)
         if method is None:
-            raise lowerer.error(f"the method '{func.attr}' is not supported on a local value", node,
-                                "call the NumPy function instead (np.f(x) for x.f())")
+            message, hint = local_method(func.attr, obj, lowerer.objects.made_by,
+                                         {a.id for a in lowerer.parsed.tree.args.args})
+            raise lowerer.error(message, node, hint)
         args = [lowerer.atom(a) for a in node.args]
         if func.attr in VARARG_METHODS and len(args) > 1:
             args = [lowerer.bind(Op(primitives.make_tuple, args), "shape")]

@@ -57,7 +57,7 @@ def lift(lowerer, tree) -> LiftedFunction:
         if isinstance(target, Global) and target.value is recompute:
             marked = True
         else:
-            raise lowerer.error("only @s2sgrad.recompute can decorate a function defined inside a differentiated one",
+            raise lowerer.error("only @sg.recompute can decorate a function defined inside a differentiated one",
                                      decorator, "apply other decorators outside")
     lifted = LiftedFunction(parsed, free, marked, functions, parameters, statics=statics)
     if recursive:

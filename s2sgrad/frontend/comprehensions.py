@@ -21,6 +21,7 @@ from .gast_build import assign as _assign
 from .gast_build import call as _call
 from .gast_build import located as _located
 from .gast_build import name as _name
+from .hints import syntax_name
 
 
 def hoisted(desugar, stmt, before: list):
@@ -77,6 +78,13 @@ def hoisted(desugar, stmt, before: list):
         return stmt
     return Hoist().visit(stmt)
 
+NESTED_LOOPS = {
+    "DictComp": "write the nested loops out: d = {} and, inside the loops, d[k] = v",
+    "ListComp": "write the nested loops out: ys = [] and, inside the loops, ys.append(v)",
+    "SetComp": "write the nested loops out into a list (ys = [], ys.append(v)) and take set(ys)",
+}
+
+
 def _refuse_conditional_walrus(desugar, operands, node) -> None:
     """An assignment expression Python may not evaluate (in ``and``/``or`` or a branch of ``a if c else b``)."""
     for operand in operands:
@@ -87,9 +95,12 @@ def _refuse_conditional_walrus(desugar, operands, node) -> None:
                                  f"assign '{inner.target.id}' in a statement of its own before")
 
 def comprehension(desugar, node, before: list):
-    if len(node.generators) != 1 or node.generators[0].is_async:
-        raise desugar.error("a comprehension with several 'for' clauses is not supported", node,
-                         "write the nested loops out")
+    kind = type(node).__name__
+    if any(g.is_async for g in node.generators):
+        raise desugar.error(f"'async for' in {syntax_name(kind)} is not supported", node, "use a plain 'for'")
+    if len(node.generators) != 1:
+        raise desugar.error(f"{syntax_name(kind)} with several 'for' clauses is not supported", node,
+                            NESTED_LOOPS.get(kind, NESTED_LOOPS["ListComp"]))
     gen = node.generators[0]
     if isinstance(node, gast.DictComp):          # result[key] = value
         result = desugar.names.reserve("mapping")

@@ -237,7 +237,8 @@ class Desugar:
             if kind is enumerate:
                 starts = args[1:] + [k.value for k in iterable.keywords]
                 if len(starts) > 1 or not args:
-                    raise self.error("enumerate takes an iterable and a start", iterable)
+                    raise self.error("enumerate takes an iterable and a start", iterable,
+                                     "enumerate(xs) or enumerate(xs, 1)")
                 setup, stop, element = self.iteration(args[0], count, hint)
                 index = _name(count)
                 if starts:

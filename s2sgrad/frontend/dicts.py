@@ -78,7 +78,8 @@ class Mappings:
         args = [lowerer.atom(a) for a in node.args]
         expected = (1, 2) if attr == "get" else (0,)
         if node.keywords or len(args) not in expected:
-            raise lowerer.error(f"'.{attr}()' takes {' or '.join(map(str, expected))} positional argument(s)", node)
+            raise lowerer.error(f"'.{attr}()' takes {' or '.join(map(str, expected))} positional argument(s)", node,
+                                "d.get(key) or d.get(key, default); d.keys(), d.values(), d.items() take none")
         return Op(METHODS[attr], [mapping, *args])
 
 

@@ -31,6 +31,7 @@ from ..ir.names import generated_names, meaning
 from ..ir.nodes import Const, Global, If, Op, Var
 from ..rules.registry import hashable
 from .callable_values import Table, is_callable_value
+from .hints import local_attribute, syntax_hint, syntax_name
 from .parse import MISSING
 
 ATTRIBUTES = {"T": np.transpose, "shape": np.shape, "ndim": np.ndim, "size": np.size, "dtype": np.result_type,
@@ -55,7 +56,9 @@ class Expressions:
         self.lowerer.node = node if hasattr(node, "lineno") else self.lowerer.node
         method = getattr(self, "expr_" + type(node).__name__, None)
         if method is None:
-            raise self.lowerer.error(f"the expression {type(node).__name__} is not supported", node)
+            kind = type(node).__name__
+            raise self.lowerer.error(f"{syntax_name(kind)} is not supported in a differentiated function", node,
+                                     syntax_hint(kind))
         return method(node)
 
     def expr_Constant(self, node):
@@ -199,10 +202,8 @@ class Expressions:
             return Op(operator.getitem, [base, Const(self.fields[node.value.id].index(node.attr))])
         if node.attr in ATTRIBUTES:
             return Op(ATTRIBUTES[node.attr], [base])
-        raise self.lowerer.error(f"the attribute '{node.attr}' of a local value is not supported", node,
-                                 "use the NumPy function instead (np.shape(x), np.transpose(x), ...); an object's "
-                                 "attributes are known where its class is: an argument, a module-level object, an "
-                                 "object made here and what those hold (sg.source needs example args=)")
+        message, hint = local_attribute(node.attr, base, self.lowerer.objects.made_by)
+        raise self.lowerer.error(message, node, hint)
 
     def expr_Call(self, node):
         return self.lowerer.calls.call(node)
@@ -241,7 +242,9 @@ class Expressions:
         return self.lowerer.mappings.display(node)
 
     def expr_Starred(self, node):
-        raise self.lowerer.error("starred expressions are not supported", node)
+        raise self.lowerer.error("*xs (unpacking) in a list, tuple or set display is not supported", node,
+                                 "build the sequence another way: list(xs), xs + [y], or np.concatenate([...]) for "
+                                 "arrays")
 
     def name_atom(self, name: str, node):
         if hasattr(node, "resolved"):             # a builtin or runtime function desugaring calls

@@ -42,6 +42,7 @@ from .dicts import Mappings
 from .effects import Effects, UserCalls, summarize_effects
 from .expressions import Expressions, temporary_hint
 from .functions import LiftedFunction
+from .hints import syntax_hint, syntax_name
 from .numpy_writes import NumpyWrites
 from .objects import Objects
 from .parse import ParsedFunction, parse_function
@@ -325,15 +326,9 @@ class Lowerer:
         method(stmt)
 
     def unsupported_statement(self, stmt):
-        what = {
-            "ClassDef": ("a class definition", "define the class outside the differentiated function"),
-            "AsyncFunctionDef": ("'async def'", None),
-            "AsyncFor": ("'async for'", None),
-            "AsyncWith": ("'async with'", None),
-            "Match": ("'match'", "use if/elif"),
-            "AnnAssign": ("an annotated assignment", "drop the annotation"),
-        }.get(type(stmt).__name__, (type(stmt).__name__, None))
-        return self.error(f"{what[0]} is not supported in a differentiated function", stmt, what[1])
+        kind = type(stmt).__name__
+        return self.error(f"{syntax_name(kind)} is not supported in a differentiated function", stmt,
+                          syntax_hint(kind))
 
     def stmt_Expr(self, stmt):
         value = stmt.value

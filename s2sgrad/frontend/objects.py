@@ -45,6 +45,7 @@ from ..ir.nodes import Const, Global, Op, Var
 from ..runtime.records import fields as record_fields
 from ..runtime.records import is_differentiable, is_record, is_record_class
 from .functions import LiftedFunction
+from .hints import CALLEE_HINT
 from .parse import parse_function
 from .relower import GeneratedFunction
 from .views import NEW_VALUE_ATTRIBUTES, VIEW_METHODS
@@ -163,6 +164,7 @@ class Objects:
         self.lowerer = lowerer
         self.kinds = {p: k for p, k in parameter_kinds.items() if is_object_kind(k)}
         self.owned: set = set()                     # the records made here, which writes may change
+        self.made_by: dict = {}                     # name -> the function whose result it holds, or its Const
 
     def kind(self, atom):
         if isinstance(atom, Var):
@@ -181,7 +183,10 @@ class Objects:
             kind = items.item(value.args[1]) if isinstance(items, ItemsKind) else None
         elif isinstance(value, Op):
             kind = None
+            self.made_by[target] = value.fn
         else:
+            if isinstance(value, Var) and value.name in self.made_by or isinstance(value, Const):
+                self.made_by[target] = self.made_by[value.name] if isinstance(value, Var) else value
             kind = self.kind(value)
             if isinstance(value, Var) and value.name in self.owned:
                 self.owned.add(target)
@@ -242,7 +247,8 @@ class Objects:
         kind = self.kind(base)
         if not isinstance(kind, ObjectKind):
             if base is not None and not isinstance(func, gast.Name):
-                raise self.lowerer.error("only named functions and objects of a known class can be called", node)
+                raise self.lowerer.error("only named functions and objects of a known class can be called: this "
+                                         "calls a value computed when the code runs", node, CALLEE_HINT)
             return None
         return self.call_of(kind, base, "__call__", node)
 

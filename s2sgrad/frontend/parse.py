@@ -131,7 +131,7 @@ def parse_function(fn) -> ParsedFunction:
     code = getattr(fn, "__code__", None)
     if code is None:
         raise SourceNotFound(f"{getattr(fn, '__name__', fn)!r} is not a Python function, so it has no source "
-                             "to transform", hint="register a derivative rule for it with s2sgrad.adjoint")
+                             "to transform", hint="register a derivative rule for it with sg.adjoint")
     guards.note_function(fn)
     lines, first_line, filename = _source_lines(fn, code)
     raw = "".join(lines)
@@ -177,7 +177,7 @@ def _source_lines(fn, code) -> tuple[list, int, str]:
     except (OSError, TypeError) as error:
         raise SourceNotFound(f"cannot find the source of {fn.__qualname__!r} ({error})",
                              hint="define the function in a file (not in the REPL or via exec) "
-                                  "or register a rule with s2sgrad.adjoint") from None
+                                  "or register a rule with sg.adjoint") from None
     source = (lines, first_line, inspect.getsourcefile(code) or code.co_filename)
     if memo is not None:
         memo["source", id(fn)] = (fn, code, source)

@@ -24,11 +24,12 @@ like a user's function. What sets it apart is rewritten before lowering:
 """
 from __future__ import annotations
 
+import ast
 import inspect
 import linecache
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import gast
 
@@ -58,7 +59,19 @@ class GeneratedFunction(ParsedFunction):
         line = (getattr(node, "lineno", None) or self.tree.lineno) + self.line_offset
         start = self.tree.lineno + self.line_offset
         first = next((self.origins[k] for k in sorted(self.origins) if k >= start), None)
-        return self.origins.get(line) or first or super().location(node)
+        origin = self.origins.get(line) or first
+        return _at_call(origin, node) if origin is not None else super().location(node)
+
+
+def _at_call(origin: Location, node) -> Location:
+    """The user's line `origin` with its column at the call `node` of generated code makes (where the callee is
+    written as the user wrote it), else at the line's first character."""
+    text = origin.text
+    col = len(text) - len(text.lstrip())
+    if isinstance(node, gast.Call):
+        found = text.find(ast.unparse(gast.gast_to_ast(node.func)) + "(")
+        col = found if found >= 0 else col
+    return replace(origin, col=col)
 
 
 def parse_generated(fn) -> GeneratedFunction:

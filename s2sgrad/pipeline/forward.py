@@ -11,6 +11,7 @@ from ..analysis.activity import DICT, INT, SCALAR, Fields, analyze, specialize_s
 from ..analysis.dtypes import Dtypes
 from ..analysis.invariant_reads import hoist_invariant_reads
 from ..backend.forward_tidy import drop_dead_tangents, unpack_tuples
+from ..errors import S2SGradError, called_from
 from ..frontend.callable_values import static_parameters
 from ..frontend.functions import LiftedFunction
 from ..frontend.lower import Lowerer
@@ -19,6 +20,7 @@ from ..frontend.relower import is_generated, parse_generated
 from ..ir.names import identifier
 from ..ir.syntax import function as _function
 from ..transforms.forward import Forward, TangentCode, tangent_hint
+from ..transforms.rule_lookup import public_name
 from .driver import (
     GRADIENT_PASSES,
     GradientModule,
@@ -100,6 +102,12 @@ class ForwardModule(GradientModule):
         key = (id(fn), mask, structures)
         if key in self.tangent_callees:
             return self.tangent_callees[key]
+        try:
+            return self.build_tangent_callee(fn, mask, key, structures)
+        except S2SGradError as error:
+            raise called_from(error, fn.__name__, loc, public_name(fn)) from None
+
+    def build_tangent_callee(self, fn, mask: tuple, key, structures) -> str | None:
         lowered, names = self.prepare_callee(fn, structures)
         wrt = [p for p, m in zip(lowered.params, mask) if m]
         specialize_sequences(lowered, self.callee_kinds(lowered, structures))

@@ -105,5 +105,5 @@ def opaque_call_error(fn, loc):
     label = "an f-string" if fn is runtime.format_string else f"{fn.__name__}()"
     return NoDerivativeRule(f"{label} of a differentiated value gives text or an identity, through which no "
                             "derivative can be followed", loc,
-                            "compute with the number itself, or wrap the value in s2sgrad.stop_gradient(...) "
+                            "compute with the number itself, or wrap the value in sg.stop_gradient(...) "
                             "if no derivative should flow through it")

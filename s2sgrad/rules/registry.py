@@ -87,7 +87,7 @@ def refusal(expr: ast.expr) -> NoDerivativeRule | None:
     for node in walk(expr):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "no_derivative" \
                 and node.args and isinstance(node.args[0], ast.Constant):
-            return NoDerivativeRule(node.args[0].value, None, "wrap the argument in s2sgrad.stop_gradient(...) if "
+            return NoDerivativeRule(node.args[0].value, None, "wrap the argument in sg.stop_gradient(...) if "
                                                               "no derivative should flow through it")
     return None
 

@@ -99,7 +99,7 @@ def check_scalar(value, function: str) -> None:
     if isinstance(value, (list, tuple, dict)) or np.size(value) != 1:
         raise NonScalarOutput(f"grad needs '{function}' to return a scalar, but it returned "
                               f"{type(value).__name__} of shape {np.shape(value)}",
-                              hint="use s2sgrad.vjp(f) and pass the output's adjoint, "
+                              hint="use sg.vjp(f) and pass the output's adjoint, "
                                    "or reduce the output to a scalar (np.sum, np.mean)")
 
 

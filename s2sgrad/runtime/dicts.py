@@ -9,6 +9,8 @@ something flowed into (a missing key is a zero).
 """
 from __future__ import annotations
 
+from ..errors import UnsupportedSyntax
+
 
 def make_dict(keys: tuple, values: tuple) -> dict:
     """The dict display ``{k0: v0, k1: v1}``: `keys` and `values` in order (a repeated key keeps its last value)."""
@@ -35,6 +37,10 @@ def dict_got(g, mapping: dict, key):
 
 def dict_without(mapping: dict, keys: tuple) -> dict:
     """`mapping` without `keys`: what ``**kwargs`` gets of ``f(**mapping)``, `keys` being f's other parameters."""
+    if not isinstance(mapping, dict):          # dict(pairs) of pairs made elsewhere (dict(zip(keys, values)))
+        raise UnsupportedSyntax("dict() of a sequence of pairs is supported only with the pairs written out "
+                                "(dict([('a', x), ('b', y)]))", None,
+                                "build the dict with a comprehension: {k: v for k, v in zip(keys, values)}")
     return {k: v for k, v in mapping.items() if k not in keys}
 
 

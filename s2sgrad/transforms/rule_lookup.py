@@ -11,8 +11,11 @@ otherwise a refusal at the user's line that says what to do instead.
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from typing import Callable
+
+import numpy as np
 
 from ..errors import NoDerivativeRule, derivative_call_refusal
 from ..ir import primitives
@@ -20,7 +23,7 @@ from ..ir.nodes import Assign
 from ..rules import rule_for, tangent_rule_for
 from ..rules.nondifferentiable import opaque_call_error
 from ..rules.registry import Rule
-from ..runtime import derivative_jvp, derivative_vjp
+from ..runtime import derivative_jvp, derivative_vjp, random_draw
 
 
 @dataclass(frozen=True)
@@ -33,8 +36,8 @@ class Mode:
     flows: str                      # what flows through a call: "gradient", "derivative"
 
 
-ADJOINT = Mode("derivative rule", rule_for, "s2sgrad.adjoint", "adjoint_rule", "gradient")
-TANGENT = Mode("forward-mode (tangent) rule", tangent_rule_for, "s2sgrad.rules.tangent", "tangent_rule", "derivative")
+ADJOINT = Mode("derivative rule", rule_for, "sg.adjoint", "adjoint_rule", "gradient")
+TANGENT = Mode("forward-mode (tangent) rule", tangent_rule_for, "sg.tangent", "tangent_rule", "derivative")
 
 
 def rule_of(stmt: Assign, mode: Mode, module, differentiated: Callable) -> Rule:
@@ -53,7 +56,7 @@ def rule_of(stmt: Assign, mode: Mode, module, differentiated: Callable) -> Rule:
         raise NoDerivativeRule(
             f"no {mode.what} for {label}, which writes into its first argument", stmt.loc,
             "compute the new array as a value instead (np.where, y[i] = v, y = y + ...), or wrap the "
-            f"values written in s2sgrad.stop_gradient(...) if no {mode.flows} should flow through them")
+            f"values written in sg.stop_gradient(...) if no {mode.flows} should flow through them")
     if hasattr(fn, "s2sgrad_derivative"):          # a derivative s2sgrad made: its vjp or jvp, at run time
         bound = module.call_arguments(op, stmt.loc)
         carried = getattr(fn.s2sgrad_derivative, mode.carried)
@@ -68,9 +71,36 @@ def rule_of(stmt: Assign, mode: Mode, module, differentiated: Callable) -> Rule:
             f"{label} is cached with functools.lru_cache or functools.cache: a call may return a value "
             f"stored by an earlier call, which has no {mode.flows}", stmt.loc,
             f"call the undecorated function ({label}.__wrapped__) where {mode.flows}s flow, or wrap the "
-            "argument in s2sgrad.stop_gradient(...)")
+            "argument in sg.stop_gradient(...)")
+    if fn is random_draw or isinstance(getattr(fn, "__self__", None), (np.random.RandomState, np.random.Generator)):
+        if fn is random_draw:
+            label = f"{getattr(op.args[0], 'name', 'rng')}.{op.args[1].value}"
+        raise NoDerivativeRule(
+            f"no {mode.what} for {label}: a random draw has no {mode.flows} with respect to its parameters",
+            stmt.loc, f"draw standard noise and shift and scale it (x + s * rng.standard_normal(size), the "
+            f"reparametrization), through which the {mode.flows} flows, or wrap the parameters in "
+            f"sg.stop_gradient(...)")
+    public = public_name(fn) if label == op.name != getattr(fn, "__name__", None) else None
+    if public is not None and public != label:
+        label, called = public, f"{label} ({public})"
+    else:
+        called = label
     raise NoDerivativeRule(
-        f"no {mode.what} for {label}", stmt.loc,
+        f"no {mode.what} for {called}", stmt.loc,
         f"register one with @{mode.register}({label}), or wrap the argument in "
-        f"s2sgrad.stop_gradient(...) if no {mode.flows} should flow through it")
+        f"sg.stop_gradient(...) if no {mode.flows} should flow through it")
 
+
+
+def public_name(fn) -> str | None:
+    """The shortest importable dotted name of a library function (``scipy.linalg.expm`` for the function that
+    ``scipy.linalg._matfuncs`` defines), or None."""
+    module, name = getattr(fn, "__module__", None), getattr(fn, "__qualname__", None)
+    if not isinstance(module, str) or not isinstance(name, str) or "<" in name:
+        return None
+    parts = module.split(".")
+    for k in range(1, len(parts) + 1):
+        loaded = sys.modules.get(".".join(parts[:k]))
+        if loaded is not None and getattr(loaded, name, None) is fn:
+            return ".".join(["np" if parts[0] == "numpy" and k == 1 else parts[0], *parts[1:k], name])
+    return None

@@ -50,8 +50,9 @@ def bind(rule: Rule, op: Op) -> Binding:
     try:
         bound = rule.signature.bind(*op.args, **op.kwargs)
     except TypeError as error:
-        raise S2SGradError(f"the call does not match the derivative rule of "
-                           f"{getattr(op.fn, '__name__', op.fn)}: {error}") from None
+        name = getattr(op.fn, "__name__", op.fn)
+        raise S2SGradError(f"the call does not match the derivative rule of {name}: {error}", None,
+                           _keyword_hint(error, primitives.label(op.fn, op.args, op.name), rule)) from None
     passed = set(bound.arguments)
     bound.apply_defaults()
     atoms = {}
@@ -64,6 +65,23 @@ def bind(rule: Rule, op: Op) -> Binding:
             atoms[name] = Const(value)
     defaulted = frozenset(name for name in atoms if name not in passed and not isinstance(atoms[name], tuple))
     return Binding(atoms, defaulted)
+
+
+_KEYWORD_HINTS = {
+    "where": "mask the values instead: np.where(mask, x, 0.0) before a sum (np.sum(np.where(mask, x, 0.0)) for "
+             "np.sum(x, where=mask)), or np.where(mask, np.f(x), other) for a ufunc",
+    "initial": "combine the start value outside the call: np.sum(x) + initial, np.prod(x) * initial, "
+               "np.maximum(np.max(x), initial)",
+    "out": "assign the result instead (y = np.f(...), or y[...] = np.f(...) to write into y)",
+}
+
+
+def _keyword_hint(error: TypeError, name: str, rule: Rule) -> str:
+    """What to write instead of a call that passes what `rule`'s template does not take."""
+    keyword = next((k for k in _KEYWORD_HINTS if f"'{k}'" in str(error)), None)
+    takes = f"the rule takes {name}{rule.signature}"     # (`name` as the user wrote it: np.add)
+    return f"{_KEYWORD_HINTS[keyword]}; {takes}" if keyword else \
+        f"{takes}; pass only those, or register a rule of your own for this call with @sg.adjoint({name})"
 
 
 class Default(ast.Constant):
