@@ -3,7 +3,7 @@ least (Griewank and Walther), where to split a stretch, and the actions that rev
 
     >>> optimal_forward_steps(100, 5), repetition_number(100, 5)
     (316, 4)
-    >>> list(reverse_binomially(0, 2, 0, []))
+    >>> list(reverse_binomially(2, 0, []))
     [Advance(steps=1), Reverse(steps=1), Restore(slot=0), Free(slot=0), Reverse(steps=1)]
 """
 from __future__ import annotations
@@ -103,30 +103,38 @@ def optimal_split(length: int, snapshots: int) -> int:
         v += 1
 
 
-def reverse_binomially(start: int, length: int, slot: int, free: list[int]) -> Iterator[Action]:
-    """Actions reversing steps ``start .. start + length - 1`` in the fewest forward steps.
+def reverse_binomially(length: int, slot: int, free: list[int]) -> Iterator[Action]:
+    """Actions reversing the ``length`` steps from the current position in the fewest forward steps.
 
-    On entry the current position is ``start`` and its state is also held in
-    ``slot``; the call may use the slots listed in ``free`` and puts them back
-    before it returns.  ``slot`` is freed right after its last ``Restore``.
+    On entry the current state is also held in ``slot``; the actions may use
+    the slots listed in ``free`` and put them back by the end.  ``slot`` is
+    freed right after its last ``Restore``.  Each snapshot splits the steps
+    ahead of it: the right part is reversed first, with one slot fewer, then
+    the left one from ``slot`` again.  The parts waiting for their turn are kept
+    on a stack, so that each action costs the same whatever the depth.
     """
-    while length > 1:
-        if not free:
-            for steps in range(length - 1, 0, -1):
-                yield Advance(steps)
+    waiting: list[tuple[int, int, int]] = []  # (left part's length, its slot, the right part's slot)
+    while True:
+        while length > 1 and free:
+            m = optimal_split(length, 1 + len(free))
+            yield Advance(m)
+            if length - m == 1:
                 yield Reverse(1)
                 yield Restore(slot)
-            break
-        m = optimal_split(length, 1 + len(free))
-        yield Advance(m)
-        if length - m == 1:
-            yield Reverse(1)
-        else:
+                length = m
+                continue
             right_slot = free.pop()
             yield Snapshot(right_slot)
-            yield from reverse_binomially(start + m, length - m, right_slot, free)
-            free.append(right_slot)
+            waiting.append((m, slot, right_slot))
+            length, slot = length - m, right_slot
+        for steps in range(length - 1, 0, -1):  # no slot left
+            yield Advance(steps)
+            yield Reverse(1)
+            yield Restore(slot)
+        yield Free(slot)
+        yield Reverse(1)
+        if not waiting:
+            return
+        length, slot, right_slot = waiting.pop()
+        free.append(right_slot)
         yield Restore(slot)
-        length = m
-    yield Free(slot)
-    yield Reverse(1)

@@ -191,6 +191,6 @@ class _OnlineTracker(Tracker):
         end = self.position
         for checkpoint in reversed(self._held):
             yield Restore(checkpoint.slot)
-            yield from reverse_binomially(checkpoint.position, end - checkpoint.position, checkpoint.slot, free)
+            yield from reverse_binomially(end - checkpoint.position, checkpoint.slot, free)
             free.append(checkpoint.slot)
             end = checkpoint.position

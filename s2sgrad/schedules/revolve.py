@@ -44,7 +44,7 @@ class Revolve(Schedule):
             yield Reverse(1)
             return
         yield Snapshot(0)
-        yield from reverse_binomially(0, n, 0, list(range(self.snapshots - 1, 0, -1)))
+        yield from reverse_binomially(n, 0, list(range(self.snapshots - 1, 0, -1)))
 
     def start(self) -> Tracker:
         return Online(self.snapshots).start()
