@@ -62,9 +62,11 @@ def quick_optimum(n: int, snapshots: int) -> int:
         return 0
     if snapshots <= 2:
         return n * (n - 1) // 2 if snapshots == 1 else two_slots(n)
-    reach = _REACHES.setdefault(snapshots, [1])
-    while reach[-1] < n:
-        reach.append(reach[-1] * (snapshots + len(reach)) // len(reach))
+    reach = _REACHES.get(snapshots)
+    if reach is None or reach[-1] < n:
+        reach = _REACHES.setdefault(snapshots, [1])
+        while reach[-1] < n:
+            reach.append(reach[-1] * (snapshots + len(reach)) // len(reach))
     t = bisect_left(reach, n)
     return t * n - reach[t] * t // (snapshots + 1)
 

@@ -78,10 +78,10 @@ class LevelRule:
         while True:
             j = len(sums) - 1  # stretches 0 .. j - 1 priced
             rest = n - positions[j]
-            if sums[j] + quick_optimum(rest + 1, s - j) - rest > target:
-                return False
             if j == last:
                 return sums[j] + quick_optimum(rest, s - j) == target
+            if sums[j] + quick_optimum(rest + 1, s - j) - rest > target:
+                return False
             sums.append(sums[j] + quick_optimum(positions[j + 1] - positions[j], s - j))
 
     def next_milestone(self, after: int) -> tuple[int, tuple[int, ...]]:

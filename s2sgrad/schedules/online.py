@@ -133,8 +133,7 @@ class _OnlineTracker(Tracker):
         holds there is stored.  The snapshots' part of each cost is cached until the next eviction."""
         if self._milestone <= position:
             self._milestone, kept = self._levels.next_milestone(after=position)
-            self._kept, self._costs = frozenset(kept), None
-            del self._cheapest_inner[:]
+            self._steer(frozenset(kept))
         if self._free_slots:
             return self._store(position, level=0)
         if self._costs is None:
@@ -152,6 +151,16 @@ class _OnlineTracker(Tracker):
             return None
         self._evict(held[victim])
         return self._store(position, level=0)
+
+    def _steer(self, kept: frozenset) -> None:
+        """Keep the snapshots at `kept` from now on; the least costs of evicting stay up to the first held
+        snapshot kept before and not now, or now and not before."""
+        changed = next((k for k, c in enumerate(self._held) if (c.position in kept) != (c.position in self._kept)),
+                       None)
+        self._kept = kept
+        if changed is not None:
+            self._costs = None
+            del self._cheapest_inner[max(0, changed - 1):]
 
     def _reversal_costs(self) -> tuple:
         """With every slot used: the forward steps reversing the stretches between the snapshots,
