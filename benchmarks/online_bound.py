@@ -176,6 +176,11 @@ def section(results: dict[int, dict], picture: str | None) -> list[str]:
              f"commit {EARLIER['first']} (levels throughout, the paper's placeholder left out). Sampled: "
              "every n to 3,000, about 500 n per decade beyond, and the 40 n after each C(s + r, r).", ""]
     lines += guarantee_rows(results)
+    lines += ["", "No online schedule is at or below both WMI and *first* at every n: with s = 3, of all the sets "
+              "of snapshots an online schedule may hold after each step, none reverses at or below the better "
+              "of the two at every n up to 22 (`tests/test_schedules.py` enumerates them). `Online` follows the "
+              "level rule to each n where it is on the bound and holds its snapshots there (the tracker runs it "
+              "ahead); between, the rule of least cost decides."]
     if picture:
         lines += ["", f"![forward steps ÷ online bound]({picture})"]
     return lines
