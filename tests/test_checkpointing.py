@@ -13,13 +13,14 @@ import importlib.util
 import re
 import sys
 import tracemalloc
-from math import isqrt
+from math import comb, isqrt
 
 import numpy as np
 import pytest
 
 import s2sgrad as sg
 from s2sgrad.schedules import Advance, Reverse, Snapshot, optimal_forward_steps
+from s2sgrad.schedules.levels import LevelRule
 
 TEMPLATE = '''
 import numpy as np
@@ -643,5 +644,29 @@ def test_gradient_is_store_alls_at_every_regime_boundary(load, kind, schedule):
     for n in BOUNDARY_LENGTHS:
         expected = sg.grad(getattr(load(None), kind), wrt=(0, 1))(X, A, n)
         got = sg.grad(getattr(load(schedule), kind), wrt=(0, 1))(X, A, n)
+        for g, e in zip(got, expected):
+            np.testing.assert_array_equal(g, e, err_msg=f"n = {n}")
+
+
+def steering_lengths(snapshots: int, up_to: int) -> list[int]:
+    """Beyond C(s+2, 2): each trip count where the level rule `Online` is steered by reverses at the bound
+    (there `Online` holds its snapshots), and the one after it."""
+    rule, lengths = LevelRule(snapshots), set()
+    for n in range(1, up_to + 1):
+        rule.step()
+        if n > comb(snapshots + 2, 2) and rule.on_bound():
+            lengths |= {n, n + 1}
+    return sorted(lengths)
+
+
+@pytest.mark.parametrize("kind", ["for_simple", "while_simple"])
+def test_gradient_is_store_alls_where_online_is_steered(load, kind):
+    """Online(3) at each trip count where it holds the level rule's snapshots, and one after: the same bits
+    as store-all."""
+    lengths = steering_lengths(BOUNDARY_SNAPSHOTS, 60)
+    assert len(lengths) >= 8
+    for n in lengths:
+        expected = sg.grad(getattr(load(None), kind), wrt=(0, 1))(X, A, n)
+        got = sg.grad(getattr(load(f"Online(snapshots={BOUNDARY_SNAPSHOTS})"), kind), wrt=(0, 1))(X, A, n)
         for g, e in zip(got, expected):
             np.testing.assert_array_equal(g, e, err_msg=f"n = {n}")
