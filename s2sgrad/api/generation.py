@@ -18,7 +18,8 @@ import gast
 import numpy as np
 
 from .. import guards
-from ..errors import COMPLEX_HINT, Location, S2SGradError, SourceNotFound, UnsupportedSyntax, WrtError
+from ..backend.numba.build import NUMBA_KINDS, numba_module
+from ..errors import COMPLEX_HINT, Location, NotCompilable, S2SGradError, SourceNotFound, UnsupportedSyntax, WrtError
 from ..frontend.parse import call_signature, parse_function, refuse_cached
 from ..frontend.relower import is_generated
 from ..ir.names import base_name
@@ -158,18 +159,25 @@ def check_differentiable(f, name: str, value) -> None:
                            def_location(f), hint=f"leave '{name}' out of wrt")
 
 
+BACKENDS = ("numpy", "numba")     # what runs the generated gradient: NumPy (the default), or numba's compiler
+
+
 def checked_options(options: dict) -> dict:
     """Every option, defaults filled in and ``optimize`` resolved to the set of optimizations it switches on
     (so that equal settings share generated code); an unknown option is an error."""
-    unknown = set(options) - {"checkpoint", "optimize", "sparse"}
+    unknown = set(options) - {"checkpoint", "optimize", "sparse", "backend"}
     if unknown:
         raise S2SGradError(f"unknown option(s): {', '.join(sorted(unknown))}",
-                           hint="the options are checkpoint=, optimize= and sparse=")
+                           hint="the options are checkpoint=, optimize=, sparse= and backend=")
+    backend = options.get("backend") or "numpy"
+    if backend not in BACKENDS:
+        raise S2SGradError(f"unknown backend {backend!r}", hint=f"the backends are {', '.join(map(repr, BACKENDS))}")
     optimizations = resolve(options.get("optimize", True))
     if options.get("sparse") and "symbolic_zeros" not in optimizations:
         raise S2SGradError("sparse=True needs the optimization 'symbolic_zeros': a zero made first is dense",
                            hint="add 'symbolic_zeros' to optimize=, or leave out sparse=True")
-    return {"checkpoint": options.get("checkpoint"), "optimize": optimizations, "sparse": options.get("sparse", False)}
+    return {"checkpoint": options.get("checkpoint"), "optimize": optimizations, "sparse": options.get("sparse", False),
+            "backend": backend}
 
 
 # What the gradients that forward mode differentiates run (hvp, derivatives of derivatives): specialized on
@@ -199,6 +207,8 @@ def generated_entry(f, wrt: list[str], mode: str, kinds: tuple, verbose: bool, d
         arg_dtypes = dict(zip(params, dtypes)) if dtypes is not None else None
         seed_dtype = dtypes[len(params)] if dtypes is not None and len(dtypes) > len(params) else float
         node = module.gradient(f, wrt, mode, arg_kinds, arg_dtypes=arg_dtypes, seed_dtype=seed_dtype)
+        if options["backend"] == "numba":
+            return _numba_entry(f, key, reads, module, arg_kinds, verbose)
         _CACHE_COUNT[0] += 1
         filename = f"<s2sgrad {node.name} #{_CACHE_COUNT[0]}>"        # one name per generated module
         namespace = module.compile(filename)
@@ -209,6 +219,24 @@ def generated_entry(f, wrt: list[str], mode: str, kinds: tuple, verbose: bool, d
     if verbose:
         print(fn.source)
     entry = guards.Guard(reads, namespace, module.renamed), fn
+    _CACHE.put(f, key, entry)
+    return entry
+
+
+def _numba_entry(f, key, reads, module, arg_kinds: dict, verbose: bool):
+    """(guard, gradient compiled with numba) for the module `module` generated for `f` (see `backend.numba`)."""
+    numbers = {p for p, k in arg_kinds.items() if k in NUMBA_KINDS}
+    others = [p for p, k in arg_kinds.items() if k not in NUMBA_KINDS and not isinstance(k, tuple)]
+    if others:
+        raise NotCompilable(f"the numba backend takes numbers and NumPy arrays, not the {others[0]!r} passed",
+                            def_location(f), 'pass arrays, or leave out backend="numba"')
+    fn, source = numba_module(module.functions, module.user_globals(), module.origin, numbers, def_location(f))
+    fn.source = source
+    if verbose:
+        print(source)
+    guard = guards.Guard(reads, {}, module.renamed)
+    guard.take_in = lambda: False           # numba compiled the globals in as constants: a change compiles anew
+    entry = guard, fn
     _CACHE.put(f, key, entry)
     return entry
 
