@@ -14,6 +14,7 @@ import os
 import re
 import tempfile
 import types
+import warnings
 
 from ...errors import Location, NotCompilable, S2SGradError
 from ...ir.syntax import origin_of
@@ -97,7 +98,7 @@ def _typing_refusal(error: Exception, source: str, path: str, locations: dict) -
 def numba_module(functions: list, user_globals: dict, origin: str, number_params: set, where: Location | None):
     """The gradient function of `functions` (the first) compiled with numba, and the source it runs."""
     require_numba()
-    from numba.core.errors import NumbaError
+    from numba.core.errors import NumbaError, NumbaPerformanceWarning
     if len(functions) > 1:
         names = {fn.name for fn in functions[1:]}
         check_compilable(functions[0], user_globals, frozenset(names), where)
@@ -119,7 +120,9 @@ def numba_module(functions: list, user_globals: dict, origin: str, number_params
     @functools.wraps(compiled.py_func)
     def gradient(*args):
         try:
-            return compiled(*args)
+            with warnings.catch_warnings():      # (a copy numba makes of a strided row is not the user's concern)
+                warnings.simplefilter("ignore", NumbaPerformanceWarning)
+                return compiled(*args)
         except NumbaError as error:
             raise _typing_refusal(error, source, filename, locations) from None
     gradient.dispatcher = compiled

@@ -20,7 +20,7 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
-__all__ = ["check_scalar", "like", "setitem", "stack_grown", "stack_new", "stack_rows", "unbroadcast",
+__all__ = ["check_scalar", "complete", "like", "setitem", "stack_grown", "stack_new", "stack_rows", "unbroadcast",
            "unreduce", "written", "zeros_like"]
 
 
@@ -70,6 +70,18 @@ def _zeros_like(x):
     if _is_array(x):
         return lambda x: np.zeros(x.shape)
     return lambda x: 0.0
+
+
+def complete(g, x):
+    """The gradient handed to the user for `x`: a copy of an array (never an alias), a number as it is."""
+    return np.copy(g) if np.ndim(g) else g
+
+
+@overload(complete)
+def _complete(g, x):
+    if _is_array(g):
+        return lambda g, x: np.copy(g)
+    return lambda g, x: g
 
 
 def like(x):

@@ -7,7 +7,7 @@ the construct (`NotCompilable`).
     >>> check_compilable(fn, {})
     Traceback (most recent call last):
     ...
-    s2sgrad.errors.NotCompilable: the numba backend cannot compile a call of sum
+    s2sgrad.errors.NotCompilable: the numba backend cannot compile the derivative rule of this line (it calls sum)
     hint: ...
 """
 from __future__ import annotations
@@ -23,7 +23,7 @@ from ...ir.syntax import origin_of
 HINT = 'compute it without numba (leave out backend="numba"), or write this part with numbers and NumPy arrays'
 
 BUILTINS = {"range", "len", "zip", "min", "max", "abs", "float", "int", "enumerate", "reversed"}
-HELPERS = {"check_scalar", "like", "setitem", "stack_grown", "stack_new", "stack_rows", "unbroadcast", "unreduce",
+HELPERS = {"check_scalar", "complete", "like", "setitem", "stack_grown", "stack_new", "stack_rows", "unbroadcast", "unreduce",
            "written", "zeros_like"}
 NUMPY = {"sin", "cos", "tan", "arcsin", "arccos", "arctan", "arctan2", "sinh", "cosh", "tanh", "exp", "expm1",
          "log", "log1p", "log2", "log10", "sqrt", "square", "abs", "absolute", "negative", "sign", "maximum",
@@ -62,10 +62,10 @@ def _refusal(node: ast.AST, user_globals: dict, functions: set) -> str | None:
             if func.id in functions:
                 return f"a call of the user function behind {func.id}"
             if func.id not in BUILTINS | HELPERS:
-                return f"a call of {func.id}"
-        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in ("np", "math"):
-            if func.value.id == "np" and func.attr not in NUMPY:
-                return f"np.{func.attr}"
+                return f"the derivative rule of this line (it calls {func.id})"
+        elif ast.unparse(func).startswith(("np.", "math.")):
+            if ast.unparse(func).startswith("np.") and not (isinstance(func.value, ast.Name) and func.attr in NUMPY):
+                return ast.unparse(func)
         elif isinstance(func, ast.Attribute):
             if func.attr not in METHODS:
                 return f"the method .{func.attr}()"
