@@ -146,10 +146,10 @@ def test_without_numba_the_error_says_how_to_install_it(monkeypatch):
 @pytest.mark.parametrize("f, what, line", [
     (calls_sort, "np.sort", "return np.sum(np.sort(x) * x)"),
     (takes_a_max, "the derivative rule of this line", "return np.max(np.exp(-x * x))"),
-    (with_dict, "the numba backend takes numbers and NumPy arrays", None),
+    (with_dict, "make_dict", 'd = {"a": x}'),
 ])
 def test_refusals_name_the_construct_at_the_users_line(f, what, line):
-    arg = 0.5 if f is with_dict else np.ones(3)
+    arg = 0.5 if f is with_dict else np.ones(3)       # (a dict made inside the function is lowered to make_dict)
     with pytest.raises(NotCompilable) as info:
         sg.grad(f, backend="numba")(arg)
     assert what in info.value.message
@@ -166,8 +166,9 @@ def test_a_typing_error_of_numba_becomes_a_refusal_at_the_users_line():
         return np.sum(y)
     with pytest.raises(NotCompilable) as info:
         sg.grad(changes_kind, backend="numba")(0.5, 2)
-    assert "numba" in info.value.message and info.value.location is not None
-    assert "numba" not in str(info.value.location.filename)
+    assert "Cannot unify float64 and array(float64, 1d, C)" in info.value.message
+    assert info.value.location.filename == __file__
+    assert info.value.location.text.strip() in ("y = np.ones(2) * y", "for i in range(n):")
 
 
 SCALAR_FEATURES = frozenset({"for", "while", "while_data", "augassign", "math", "pow"})

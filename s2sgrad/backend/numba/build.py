@@ -12,6 +12,7 @@ import functools
 import hashlib
 import os
 import re
+import sys
 import tempfile
 import types
 import warnings
@@ -89,10 +90,26 @@ def _typing_refusal(error: Exception, source: str, path: str, locations: dict) -
     lines = [t.strip() for t in text.splitlines() if t.strip()]
     reasons = [t for t in lines if not t.startswith(("Failed in", "During:", "File ", "- Resolution",
                                                      "No implementation", "Resolution", "^", "<"))]
-    numbers = [int(m) for m in re.findall(rf'File "{re.escape(path)}", line (\d+)', text)]
+    pattern = rf'File "{re.escape(path)}", line (\d+)|{re.escape(path)} \((\d+)\)'    # (two ways numba says it)
+    numbers = [int(a or b) for a, b in re.findall(pattern, text)]
     where = _user_line(source, numbers[-1], locations) if numbers else None
     reason = reasons[0] if reasons else lines[0] if lines else type(error).__name__
     return NotCompilable(f"the numba backend cannot compile the gradient of this line: {reason}", where, HINT)
+
+
+def _module(source: str, filename: str, user_globals: dict) -> types.ModuleType:
+    """`source` run as a module; one whose compiled code numba caches on disk is registered under a name of its
+    own (numba's disk cache imports it by name), and holds no user values (`numba_module`)."""
+    name = "s2sgrad_numba_" + hashlib.sha256(source.encode()).hexdigest()[:24]
+    module = sys.modules.get(name) if "cache=True" in source else None
+    if module is None:
+        module = types.ModuleType(name)
+        module.__file__ = filename
+        module.__dict__.update(user_globals)
+        exec(compile(source, filename, "exec"), module.__dict__)
+        if "cache=True" in source:
+            sys.modules[name] = module
+    return module
 
 
 def numba_module(functions: list, user_globals: dict, origin: str, number_params: set, where: Location | None):
@@ -112,8 +129,7 @@ def numba_module(functions: list, user_globals: dict, origin: str, number_params
     if path is None:
         source = source.replace("cache=True", "cache=False")
     filename = path or f"<s2sgrad numba {forms[0].name}>"
-    namespace = {"__name__": f"s2sgrad_numba_{forms[0].name}", **user_globals}
-    exec(compile(source, filename, "exec"), namespace)
+    namespace = _module(source, filename, user_globals).__dict__
     locations = _locations(forms)
     compiled = namespace[forms[0].name]
 
