@@ -126,7 +126,7 @@ def stack_bytes(f, args) -> int:
         rows = (values[known.group(1)] + 1) if known and known.group(1) in values else None
         row = _row_bytes(f, args, name)
         if rows is None:
-            pushes = trips if trips is not None else args[2] if f is recurrence else w.rnn_inputs()[3].shape[0]
+            pushes = trips if trips is not None else args[2] if f is recurrence else args[3].shape[0]
             rows = int(capacity) if capacity.isdigit() else pushes + 1
             while rows < pushes:
                 rows *= 2

@@ -189,3 +189,13 @@ def test_random_programs_through_the_numba_backend(seed, tmp_path):
         assert error.location is not None and error.location.filename == str(path)
         return
     np.testing.assert_allclose(compiled, sg.grad(f)(*args), rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("mode", ["value_and_grad", "vjp"])
+def test_value_and_grad_and_vjp(mode):
+    f, args, _ = CASES["rnn"]
+    seed = (0.5,) if mode == "vjp" else ()
+    value, grad = getattr(sg, mode)(f, backend="numba")(*args, *seed)
+    want_value, want_grad = getattr(sg, mode)(f)(*args, *seed)
+    np.testing.assert_allclose(value, want_value, rtol=1e-12)
+    np.testing.assert_allclose(grad, want_grad, rtol=1e-10, atol=1e-12)

@@ -64,6 +64,34 @@ def stack_names(fn: ast.FunctionDef) -> set:
             and node.value.func.id == "Stack" and not node.value.args}
 
 
+def row_lists(fn: ast.FunctionDef) -> set:
+    """The names `fn` binds to ``[]``, appends rows to, and then turns into an array by ``r = np.array(r)`` at
+    its top level, reading the list in no other way (the rows of a batched product): each is a stack whose
+    rows are read in push order."""
+    found = set()
+    for k, stmt in enumerate(fn.body):
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+                and _is_array_of(stmt.value, {stmt.targets[0].id})):
+            continue
+        name = stmt.targets[0].id
+        made = [s for s in fn.body[:k] if isinstance(s, ast.Assign) and len(s.targets) == 1
+                and isinstance(s.targets[0], ast.Name) and s.targets[0].id == name]
+        if len(made) != 1 or not (isinstance(made[0].value, ast.List) and not made[0].value.elts):
+            continue
+        before = ast.Module(fn.body[:k], [])
+        appended = {id(n.func.value) for n in ast.walk(before) if _method_call(n, "append") == name}
+        uses = [n for n in ast.walk(before) if isinstance(n, ast.Name) and n.id == name]
+        if all(id(n) in appended or n is made[0].targets[0] for n in uses):
+            found.add(name)
+    return found
+
+
+def _is_array_of(node, names: set) -> bool:
+    """Whether `node` is ``np.array(r)`` for a name `r` in `names`."""
+    return isinstance(node, ast.Call) and ast.unparse(node.func) == "np.array" and len(node.args) == 1 \
+        and not node.keywords and isinstance(node.args[0], ast.Name) and node.args[0].id in names
+
+
 def counted_bound(loop: ast.While, before: list) -> ast.expr | None:
     """`n` for a loop ``i = 0 ... while i < n:`` whose body steps ``i = i + 1`` once and changes neither `i`
     otherwise nor `n`: the trip count, known on entry."""
@@ -89,7 +117,8 @@ class _Rewriter:
     """Rewrites one function's statements; `top` names each stack's row count."""
 
     def __init__(self, fn: ast.FunctionDef, numbers: set):
-        self.stacks = stack_names(fn)
+        self.rows = row_lists(fn)
+        self.stacks = stack_names(fn) | self.rows
         taken = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)} | {a.arg for a in fn.args.args}
         self.top = {}
         for s in sorted(self.stacks):
@@ -112,8 +141,12 @@ class _Rewriter:
     def stmt(self, stmt: ast.stmt, capacity, before: list) -> list:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
             target = stmt.targets[0].id
-            if target in self.stacks:
+            if target in self.stacks and not _is_array_of(stmt.value, self.rows):
                 return [ast.Assign([_name(self.top[target], True)], ast.Constant(0))]
+            if _is_array_of(stmt.value, self.rows):          # the rows appended, in order
+                rows = stmt.value.args[0].id
+                return [ast.Assign([_name(target, True)], ast.Subscript(
+                    _name(rows), ast.Slice(None, _name(self.top[rows]), None), ast.Load()))]
             popped = _method_call(stmt.value, "pop")
             if popped in self.stacks:
                 top = self.top[popped]
@@ -125,8 +158,9 @@ class _Rewriter:
                 return [ast.Assign([_name(target, True)],
                                    ast.Call(_name("stack_rows"), [_name(rows), _name(top), n], [])),
                         ast.AugAssign(_name(top, True), ast.Sub(), copy_tree(n))]
-        if isinstance(stmt, ast.Expr) and _method_call(stmt.value, "push") in self.stacks:
-            return self.push(_method_call(stmt.value, "push"), stmt.value.args[0], capacity)
+        for method in ("push", "append"):
+            if isinstance(stmt, ast.Expr) and _method_call(stmt.value, method) in self.stacks:
+                return self.push(_method_call(stmt.value, method), stmt.value.args[0], capacity)
         if isinstance(stmt, ast.While):
             bound = counted_bound(stmt, before)
             inner = UNKNOWN_TRIPS if bound is None or capacity is not None else ast.BinOp(
@@ -138,7 +172,8 @@ class _Rewriter:
         if isinstance(stmt, (ast.For, ast.If)):
             if isinstance(stmt, ast.For):
                 stmt.iter = self.expr(stmt.iter)
-                inner = ast.Constant(UNKNOWN_TRIPS)
+                inner = ast.Call(_name("len"), [copy_tree(stmt.iter)], []) if isinstance(stmt.iter, ast.Name) \
+                    and capacity is None else ast.Constant(UNKNOWN_TRIPS)
             else:
                 stmt.test = self.expr(stmt.test)
                 inner = capacity
