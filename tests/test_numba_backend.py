@@ -199,3 +199,13 @@ def test_value_and_grad_and_vjp(mode):
     want_value, want_grad = getattr(sg, mode)(f)(*args, *seed)
     np.testing.assert_allclose(value, want_value, rtol=1e-12)
     np.testing.assert_allclose(grad, want_grad, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["scalar_while", "ode"])
+def test_jvp(name):
+    f, args, _ = CASES[name]
+    tangent = 1.0 if name == "scalar_while" else np.ones_like(args[0])
+    value, along = sg.jvp(f, backend="numba")(*args, tangent)
+    want_value, want_along = sg.jvp(f)(*args, tangent)
+    np.testing.assert_allclose(value, want_value, rtol=1e-12)
+    np.testing.assert_allclose(along, want_along, rtol=1e-10, atol=1e-12)

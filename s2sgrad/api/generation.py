@@ -223,9 +223,11 @@ def generated_entry(f, wrt: list[str], mode: str, kinds: tuple, verbose: bool, d
     return entry
 
 
-def _numba_entry(f, key, reads, module, arg_kinds: dict, verbose: bool):
-    """(guard, gradient compiled with numba) for the module `module` generated for `f` (see `backend.numba`)."""
-    numbers = {p for p, k in arg_kinds.items() if k in NUMBA_KINDS}
+def _numba_entry(f, key, reads, module, arg_kinds: dict, verbose: bool, cache=_CACHE, numbers=None):
+    """(guard, the function of `module`, generated for `f`, compiled with numba: see `backend.numba`), put in
+    `cache`; `numbers` are the parameters passed numbers (those of number kinds, if not given)."""
+    if numbers is None:
+        numbers = {p for p, k in arg_kinds.items() if k in NUMBA_KINDS}
     others = [p for p, k in arg_kinds.items() if k not in NUMBA_KINDS and not isinstance(k, tuple)]
     if others:
         raise NotCompilable(f"the numba backend takes numbers and NumPy arrays, not the {others[0]!r} passed",
@@ -237,7 +239,7 @@ def _numba_entry(f, key, reads, module, arg_kinds: dict, verbose: bool):
     guard = guards.Guard(reads, {}, module.renamed)
     guard.take_in = lambda: False           # numba compiled the globals in as constants: a change compiles anew
     entry = guard, fn
-    _CACHE.put(f, key, entry)
+    cache.put(f, key, entry)
     return entry
 
 
@@ -354,11 +356,11 @@ def dot_hint(name: str) -> str:
 
 
 def forward_generated(f, wrt: list[str], kinds: tuple = (), verbose: bool = False, hint=tangent_hint,
-                      name: str | None = None, dtypes: tuple | None = None):
+                      name: str | None = None, dtypes: tuple | None = None, backend: str = "numpy"):
     """The compiled forward-mode function (cached) of `f` with respect to `wrt`, specialized on argument kinds:
     ``name(*args, *tangents) -> (value, tangent)``. `f` may be a generated gradient. With the arguments'
-    `dtypes`, calls on complex values are checked (see `ForwardModule.jvp`)."""
-    key = (tuple(wrt), kinds, hint, name, dtypes)
+    `dtypes`, calls on complex values are checked (see `ForwardModule.jvp`); `backend` as `checked_options`."""
+    key = (tuple(wrt), kinds, hint, name, dtypes) + ((backend,) if backend != "numpy" else ())
     # the code over a generated gradient lives on the gradient (its guard reads the gradient's namespace)
     cache = f.__dict__.setdefault("s2sgrad_forward", guards.Table()) if is_generated(f) else _CACHE
     hit = cache.get(f, key)
@@ -369,6 +371,11 @@ def forward_generated(f, wrt: list[str], kinds: tuple = (), verbose: bool = Fals
         params = parameter_names(f)
         node = module.jvp(f, wrt, dict(zip(params, kinds)), name,
                           dict(zip(params, dtypes)) if dtypes is not None else None)
+        if backend == "numba":           # (a tangent of a number is a number)
+            tangents = dict(zip(wrt, (a.arg for a in node.args.args[len(params):])))
+            numbers = {p for p, k in zip(params, kinds) if k in NUMBA_KINDS}
+            return _numba_entry(f, key, reads, module, dict(zip(params, kinds)), verbose, cache,
+                                numbers | {tangents[p] for p in numbers if p in tangents})[1]
         namespace = module.compile(f"<s2sgrad {node.name}>")
     fn = namespace[node.name]
     fn.source = module.compiled_source

@@ -1,7 +1,7 @@
 """A generated gradient function rewritten in the subset numba compiles: each `Stack` becomes a typed array
 and an int counting its rows (made at the first push with room for the loop's trip count where the loop counts
 up to a bound it does not change, doubled when full), elementwise NumPy calls on numbers become `math` calls,
-and ufuncs' ``out=`` is passed by position.
+ufuncs' ``out=`` is passed by position, and writes into a vector nothing else sees run in place (`inplace`).
 
     >>> import ast
     >>> fn = ast.parse('''
@@ -39,7 +39,8 @@ import ast
 
 from ...ir.syntax import keep_origin
 from ...ir.trees import copy_tree
-from .scalars import MATH, is_number, number_names
+from .inplace import written_in_place
+from .scalars import MATH, is_number, typed_names
 
 UNKNOWN_TRIPS = 64          # the first capacity of a stack pushed in a loop whose trip count is not known on entry
 
@@ -116,7 +117,7 @@ def counted_bound(loop: ast.While, before: list) -> ast.expr | None:
 class _Rewriter:
     """Rewrites one function's statements; `top` names each stack's row count."""
 
-    def __init__(self, fn: ast.FunctionDef, numbers: set):
+    def __init__(self, fn: ast.FunctionDef, numbers: set, vectors: set):
         self.rows = row_lists(fn)
         self.stacks = stack_names(fn) | self.rows
         taken = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)} | {a.arg for a in fn.args.args}
@@ -126,8 +127,7 @@ class _Rewriter:
             while name in taken:
                 name += "_"
             self.top[s] = name
-        self.numbers = numbers
-        self.number_stacks: set = set()
+        self.numbers, self.vectors = numbers, vectors
 
     def block(self, stmts: list, capacity: ast.expr | None) -> list:
         out = []
@@ -202,14 +202,14 @@ class _Rewriter:
                 ast.AugAssign(_name(top, True), ast.Add(), ast.Constant(1))]
 
     def expr(self, expr: ast.expr) -> ast.expr:
-        return _Calls(self.numbers).visit(expr)
+        return _Calls(self.numbers, self.vectors).visit(expr)
 
 
 class _Calls(ast.NodeTransformer):
     """`np.sin(x)` on a number as `math.sin(x)`; a ufunc's ``out=`` by position."""
 
-    def __init__(self, numbers: set):
-        self.numbers = numbers
+    def __init__(self, numbers: set, vectors: set):
+        self.numbers, self.vectors = numbers, vectors
 
     def visit_Call(self, node):
         self.generic_visit(node)
@@ -217,7 +217,7 @@ class _Calls(ast.NodeTransformer):
         if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "np"):
             return node
         if func.attr in MATH and len(node.args) == 1 and not node.keywords \
-                and is_number(node.args[0], self.numbers, set()):
+                and is_number(node.args[0], self.numbers, set(), self.vectors):
             return ast.Call(ast.Attribute(_name("math"), MATH[func.attr], ast.Load()), node.args, [])
         out = [k for k in node.keywords if k.arg == "out"]
         if out and len(node.keywords) == 1:
@@ -229,6 +229,8 @@ class _Calls(ast.NodeTransformer):
 def numba_form(fn: ast.FunctionDef, number_params: set) -> ast.FunctionDef:
     """`fn` (left as it is) in the form numba compiles, given the parameters that are passed numbers."""
     fn = copy_tree(fn)
-    rewriter = _Rewriter(fn, number_names(fn, number_params))
+    numbers, vectors = typed_names(fn, number_params)
+    fn = written_in_place(fn, numbers, vectors)
+    rewriter = _Rewriter(fn, numbers, vectors)
     fn.body = rewriter.block(fn.body, None)
     return ast.fix_missing_locations(fn)
