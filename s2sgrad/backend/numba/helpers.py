@@ -20,7 +20,7 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
-__all__ = ["check_scalar", "complete", "like", "setitem", "stack_grown", "stack_new", "stack_rows", "unbroadcast",
+__all__ = ["check_scalar", "complete", "like", "matmul", "setitem", "stack_grown", "stack_new", "stack_rows", "unbroadcast",
            "unreduce", "written", "zeros_like"]
 
 
@@ -58,6 +58,43 @@ def stack_grown(rows):
 def stack_rows(rows, top, n):
     """The `n` rows below `top`, the last pushed first, as one contiguous array."""
     return np.ascontiguousarray(rows[top - n:top][::-1])
+
+
+def matmul(a, b):
+    """``a @ b``; a product with a vector runs as loops numba compiles (no library call per small product)."""
+    return a @ b
+
+
+@overload(matmul)
+def _matmul(a, b):
+    if not (_is_array(a) and _is_array(b)):
+        return None
+    if a.ndim == 2 and b.ndim == 1:
+        def matrix_vector(a, b):
+            out = np.zeros(a.shape[0])
+            for i in range(a.shape[0]):
+                total = 0.0
+                for j in range(a.shape[1]):
+                    total += a[i, j] * b[j]
+                out[i] = total
+            return out
+        return matrix_vector
+    if a.ndim == 1 and b.ndim == 2:
+        def vector_matrix(a, b):
+            out = np.zeros(b.shape[1])
+            for i in range(b.shape[0]):
+                for j in range(b.shape[1]):
+                    out[j] += a[i] * b[i, j]
+            return out
+        return vector_matrix
+    if a.ndim == 1 and b.ndim == 1:
+        def vector_vector(a, b):
+            total = 0.0
+            for i in range(a.shape[0]):
+                total += a[i] * b[i]
+            return total
+        return vector_vector
+    return lambda a, b: np.ascontiguousarray(a) @ np.ascontiguousarray(b)
 
 
 def zeros_like(x):

@@ -23,7 +23,7 @@ from ...ir.syntax import origin_of
 HINT = 'compute it without numba (leave out backend="numba"), or write this part with numbers and NumPy arrays'
 
 BUILTINS = {"range", "len", "zip", "min", "max", "abs", "float", "int", "enumerate", "reversed"}
-HELPERS = {"check_scalar", "complete", "like", "setitem", "stack_grown", "stack_new", "stack_rows", "unbroadcast",
+HELPERS = {"check_scalar", "complete", "like", "matmul", "setitem", "stack_grown", "stack_new", "stack_rows", "unbroadcast",
            "unreduce", "written", "zeros_like"}
 NUMPY = {"sin", "cos", "tan", "arcsin", "arccos", "arctan", "arctan2", "sinh", "cosh", "tanh", "exp", "expm1",
          "log", "log1p", "log2", "log10", "sqrt", "square", "abs", "absolute", "negative", "sign", "maximum",

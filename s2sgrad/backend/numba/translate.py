@@ -206,10 +206,17 @@ class _Rewriter:
 
 
 class _Calls(ast.NodeTransformer):
-    """`np.sin(x)` on a number as `math.sin(x)`; a ufunc's ``out=`` by position."""
+    """`np.sin(x)` on a number as `math.sin(x)`; a ufunc's ``out=`` by position; ``a @ b`` as the helper
+    ``matmul(a, b)`` (loops for a product with a vector)."""
 
     def __init__(self, numbers: set, vectors: set):
         self.numbers, self.vectors = numbers, vectors
+
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        if isinstance(node.op, ast.MatMult):
+            return ast.Call(_name("matmul"), [node.left, node.right], [])
+        return node
 
     def visit_Call(self, node):
         self.generic_visit(node)
