@@ -81,6 +81,13 @@ def takes_a_max(x):
     return np.max(np.exp(-x * x))
 
 
+def checkpointed(x, n):
+    y = x
+    for i in sg.checkpointed(range(n), sg.Revolve(3)):
+        y = np.sin(y) * x
+    return y
+
+
 def with_dict(x):
     d = {"a": x}
     return np.sin(d["a"])
@@ -135,6 +142,16 @@ def test_the_numpy_backend_is_the_default_and_unchanged():
 def test_an_unknown_backend_is_refused():
     with pytest.raises(S2SGradError, match="unknown backend 'jax'"):
         sg.grad(scalar_while, backend="jax")(0.3, 4)
+    with pytest.raises(S2SGradError, match="unknown backend 'jax'"):
+        sg.jvp(scalar_while, backend="jax")
+    with pytest.raises(S2SGradError, match="NumPy backend's code only"):
+        sg.source(scalar_while, mode="forward", backend="numba")
+
+
+def test_show_prints_the_numba_form(capsys):
+    from s2sgrad.cli import main
+    assert main(["show", f"{__file__}:scalar_while", "--args", "0.3, 40", "--backend", "numba"]) == 0
+    assert capsys.readouterr().out == GOLDEN.read_text()
 
 
 def test_without_numba_the_error_says_how_to_install_it(monkeypatch):
@@ -147,11 +164,12 @@ def test_without_numba_the_error_says_how_to_install_it(monkeypatch):
     (calls_sort, "np.sort", "return np.sum(np.sort(x) * x)"),
     (takes_a_max, "the derivative rule of this line", "return np.max(np.exp(-x * x))"),
     (with_dict, "make_dict", 'd = {"a": x}'),
+    (checkpointed, "a checkpointed loop", "for i in sg.checkpointed(range(n), sg.Revolve(3)):"),
 ])
 def test_refusals_name_the_construct_at_the_users_line(f, what, line):
-    arg = 0.5 if f is with_dict else np.ones(3)       # (a dict made inside the function is lowered to make_dict)
-    with pytest.raises(NotCompilable) as info:
-        sg.grad(f, backend="numba")(arg)
+    args = (0.5,) if f is with_dict else (0.5, 4) if f is checkpointed else (np.ones(3),)
+    with pytest.raises(NotCompilable) as info:     # (a dict made inside the function is lowered to make_dict)
+        sg.grad(f, backend="numba")(*args)
     assert what in info.value.message
     if line is not None:
         assert info.value.location.text.strip() == line

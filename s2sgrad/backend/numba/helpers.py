@@ -20,8 +20,8 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
-__all__ = ["check_scalar", "complete", "like", "matmul", "setitem", "stack_grown", "stack_new", "stack_rows", "unbroadcast",
-           "unreduce", "written", "zeros_like"]
+__all__ = ["check_scalar", "complete", "like", "matmul", "setitem", "stack_grown", "stack_new", "stack_rows",
+           "unbroadcast", "unreduce", "written", "zeros_like"]
 
 
 def _is_array(t) -> bool:

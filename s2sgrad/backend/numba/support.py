@@ -23,14 +23,15 @@ from ...ir.syntax import origin_of
 HINT = 'compute it without numba (leave out backend="numba"), or write this part with numbers and NumPy arrays'
 
 BUILTINS = {"range", "len", "zip", "min", "max", "abs", "float", "int", "enumerate", "reversed"}
-HELPERS = {"check_scalar", "complete", "like", "matmul", "setitem", "stack_grown", "stack_new", "stack_rows", "unbroadcast",
-           "unreduce", "written", "zeros_like"}
+HELPERS = {"check_scalar", "complete", "like", "matmul", "setitem", "stack_grown", "stack_new", "stack_rows",
+           "unbroadcast", "unreduce", "written", "zeros_like"}
 NUMPY = {"sin", "cos", "tan", "arcsin", "arccos", "arctan", "arctan2", "sinh", "cosh", "tanh", "exp", "expm1",
          "log", "log1p", "log2", "log10", "sqrt", "square", "abs", "absolute", "negative", "sign", "maximum",
          "minimum", "where", "sum", "prod", "mean", "max", "min", "dot", "outer", "zeros", "ones", "empty",
          "zeros_like", "ones_like", "empty_like", "full", "full_like", "broadcast_to", "shape", "reshape",
          "transpose", "copy", "array", "asarray", "ascontiguousarray", "subtract", "add", "multiply", "divide",
          "true_divide", "power", "arange", "cumsum", "floor", "ceil", "hypot", "exp2", "reciprocal", "float64"}
+CHECKPOINTING = {"Checkpoints", "RowBatches", "Work", "copy_state", "Online", "Periodic", "Revolve"}
 METHODS = {"sum", "copy", "reshape", "ravel", "transpose", "dot", "max", "min", "mean"}
 ATTRIBUTES = {"T", "shape", "size", "ndim"}
 CONSTRUCTS = {ast.List: "a list display", ast.Dict: "a dict display", ast.Set: "a set display",
@@ -61,6 +62,8 @@ def _refusal(node: ast.AST, user_globals: dict, functions: set) -> str | None:
         if isinstance(func, ast.Name):
             if func.id in functions:
                 return f"a call of the user function behind {func.id}"
+            if func.id in CHECKPOINTING:
+                return "a checkpointed loop (sg.checkpointed, checkpoint=)"
             if func.id not in BUILTINS | HELPERS:
                 return f"the derivative rule of this line (it calls {func.id})"
         elif ast.unparse(func).startswith(("np.", "math.")):
