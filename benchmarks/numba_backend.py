@@ -2,12 +2,13 @@
 
     python benchmarks/numba_backend.py [--quick]
 
-Four loop workloads, measured side by side in one process (single-threaded; min over repeats of the
-median): the scalar 1000-step ``while`` loop, the RNN (hidden 32, 200 steps), the ODE ``while t < T`` with a
-state-dependent step (state 8, about 20,000 steps) and an array recurrence ``y[i] = f(y[i-1])`` (2,000
-steps). The first call of the numba gradient (generation and numba's compile, or loading numba's on-disk
-cache) is reported separately. Stack memory is the bytes the numba gradient's stacks hold (rows times
-capacity, read off the generated code's stacks) against the peak the hand adjoint allocates (tracemalloc).
+Four loop workloads, measured side by side in one process (single-threaded; the tools timed in turn in each
+of 15 rounds, the minimum kept): the scalar 1000-step ``while`` loop, the RNN (hidden 32, 200 steps), the
+ODE ``while t < T`` with a state-dependent step (state 8, about 20,000 steps) and an array recurrence
+``y[i] = f(y[i-1])`` (2,000 steps). The first call of the numba gradient (generation and numba's compile,
+or loading numba's on-disk cache) is reported separately. Stack memory is the bytes the numba gradient's
+stacks hold (rows times capacity, read off the generated code's stacks) against the peak the hand adjoint
+allocates (tracemalloc).
 Writes ``benchmarks/NUMBA.md`` and ``benchmarks/numba.png``.
 """
 from __future__ import annotations
@@ -103,10 +104,17 @@ WORKLOADS = [
 ]
 
 
-def seconds(fn, args, repeat: int) -> float:
-    """Min over `repeat` rounds of the time of one call (rounds of enough calls to last ~20 ms)."""
-    number = max(1, int(0.02 / max(timeit.timeit(lambda: fn(*args), number=1), 1e-7)))
-    return min(timeit.repeat(lambda: fn(*args), number=number, repeat=repeat)) / number
+def interleaved(tools: dict, args_of: dict, rounds: int) -> dict:
+    """Seconds per call of each tool: min over `rounds` rounds, the tools timed one after another in each round
+    (so that the machine's load falls on all of them alike), each round's calls lasting ~10 ms."""
+    numbers = {name: max(1, int(0.01 / max(timeit.timeit(lambda: fn(*args_of[name]), number=1), 1e-7)))
+               for name, fn in tools.items()}
+    best = {name: float("inf") for name in tools}
+    for _ in range(rounds):
+        for name, fn in tools.items():
+            args = args_of[name]
+            best[name] = min(best[name], timeit.timeit(lambda: fn(*args), number=numbers[name]) / numbers[name])
+    return best
 
 
 def first(grad):
@@ -155,7 +163,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="small inputs, few repeats (a smoke run)")
     options = parser.parse_args()
-    repeat = 3 if options.quick else 7
+    repeat = 3 if options.quick else 15
     jaxes = jax_versions()
     rows = []
     for label, f, adjoint, inputs, shape in WORKLOADS:
@@ -165,13 +173,14 @@ def main() -> None:
         value = first(compiled(*args))
         first_call = time.perf_counter() - start
         np.testing.assert_allclose(value, first(adjoint(*args)), rtol=1e-8, atol=1e-10)
-        numpy_grad = sg.grad(f)
-        hand, numba_time, numpy_time = (seconds(fn, args, repeat) for fn in (adjoint, compiled, numpy_grad))
-        jax_time = None
+        tools = {"hand": adjoint, "numba": compiled, "numpy": sg.grad(f)}
+        args_of = dict.fromkeys(tools, args)
         if label in jaxes:
-            jax_args = tuple(np.asarray(a) if isinstance(a, np.ndarray) else a for a in args)
-            jaxes[label](*jax_args)
-            jax_time = seconds(lambda *a: jaxes[label](*a).block_until_ready(), jax_args, repeat)
+            args_of["jax"] = tuple(np.asarray(a) if isinstance(a, np.ndarray) else a for a in args)
+            tools["jax"] = lambda *a, jitted=jaxes[label]: jitted(*a).block_until_ready()
+            tools["jax"](*args_of["jax"])
+        times = interleaved(tools, args_of, repeat)
+        hand, numba_time, numpy_time, jax_time = times["hand"], times["numba"], times["numpy"], times.get("jax")
         rows.append((label, shape, hand, numba_time, numpy_time, jax_time, first_call,
                      stack_bytes(f, args), hand_peak(adjoint, args)))
         print(rows[-1], flush=True)
@@ -182,10 +191,10 @@ def write(rows, quick: bool) -> None:
     lines = ["# The numba backend against hand-written NumPy adjoints",
              "",
              f"`python benchmarks/numba_backend.py{' --quick' if quick else ''}`, one process, single-threaded, "
-             f"numba {__import__('numba').__version__}, NumPy {np.__version__}; times are the minimum over repeats "
-             "of one call, ratios against the hand-written NumPy adjoint of `benchmarks/workloads.py` (the "
-             "recurrence's is in this script). *first call* is generating and compiling (or loading numba's disk "
-             "cache), not counted in the time.",
+             f"numba {__import__('numba').__version__}, NumPy {np.__version__}; times are the minimum over 15 "
+             "interleaved rounds of one call, ratios against the hand-written NumPy adjoint of "
+             "`benchmarks/workloads.py` (the recurrence's is in this script). *first call* is generating and "
+             "compiling (or loading numba's disk cache), not counted in the time.",
              "",
              "| workload | loop | hand adjoint (NumPy) | s2sgrad numba | ratio | target | s2sgrad NumPy | "
              "jax.jit(jax.grad) | first call (numba) | stacks: numba / hand peak |",

@@ -88,6 +88,17 @@ def checkpointed(x, n):
     return y
 
 
+def helper(y, x):
+    return np.sin(y) * x
+
+
+def calls_helper(x, n):
+    y = x
+    for i in range(n):
+        y = helper(y, x)
+    return y
+
+
 def with_dict(x):
     d = {"a": x}
     return np.sin(d["a"])
@@ -165,9 +176,10 @@ def test_without_numba_the_error_says_how_to_install_it(monkeypatch):
     (takes_a_max, "the derivative rule of this line", "return np.max(np.exp(-x * x))"),
     (with_dict, "make_dict", 'd = {"a": x}'),
     (checkpointed, "a checkpointed loop", "for i in sg.checkpointed(range(n), sg.Revolve(3)):"),
+    (calls_helper, "a call of another function of the user's", "y = helper(y, x)"),
 ])
 def test_refusals_name_the_construct_at_the_users_line(f, what, line):
-    args = (0.5,) if f is with_dict else (0.5, 4) if f is checkpointed else (np.ones(3),)
+    args = (0.5,) if f is with_dict else (0.5, 4) if f in (checkpointed, calls_helper) else (np.ones(3),)
     with pytest.raises(NotCompilable) as info:     # (a dict made inside the function is lowered to make_dict)
         sg.grad(f, backend="numba")(*args)
     assert what in info.value.message

@@ -112,14 +112,15 @@ def _module(source: str, filename: str, user_globals: dict) -> types.ModuleType:
     return module
 
 
-def numba_module(functions: list, user_globals: dict, origin: str, number_params: set, where: Location | None):
-    """The gradient function of `functions` (the first) compiled with numba, and the source it runs."""
+def numba_module(functions: list, name: str, user_globals: dict, origin: str, number_params: set,
+                 where: Location | None):
+    """The function `name` of `functions` (the module's, which it calls) compiled with numba, and the source
+    it runs."""
     require_numba()
     from numba.core.errors import NumbaError, NumbaPerformanceWarning
-    if len(functions) > 1:
-        names = {fn.name for fn in functions[1:]}
-        check_compilable(functions[0], user_globals, frozenset(names), where)
-    forms = [numba_form(functions[0], number_params)]
+    entry = next(fn for fn in functions if fn.name == name)
+    check_compilable(entry, user_globals, frozenset(fn.name for fn in functions if fn is not entry), where)
+    forms = [numba_form(entry, number_params)]
     for fn in forms:
         check_compilable(fn, user_globals, frozenset(), where)
     cached = all(isinstance(v, types.ModuleType) for v in user_globals.values())  # (constants are compiled in)
@@ -136,7 +137,9 @@ def numba_module(functions: list, user_globals: dict, origin: str, number_params
     @functools.wraps(compiled.py_func)
     def gradient(*args):
         try:
-            with warnings.catch_warnings():      # (a copy numba makes of a strided row is not the user's concern)
+            if compiled.signatures:
+                return compiled(*args)
+            with warnings.catch_warnings():      # (compiling: a copy numba makes of a strided row is not the user's)
                 warnings.simplefilter("ignore", NumbaPerformanceWarning)
                 return compiled(*args)
         except NumbaError as error:

@@ -22,7 +22,8 @@ from ...ir.syntax import origin_of
 
 HINT = 'compute it without numba (leave out backend="numba"), or write this part with numbers and NumPy arrays'
 
-BUILTINS = {"range", "len", "zip", "min", "max", "abs", "float", "int", "enumerate", "reversed"}
+BUILTINS = {"range", "len", "zip", "min", "max", "abs", "float", "int", "enumerate", "reversed",
+            "Stack"}                  # (a stack the numba form makes a typed array)
 HELPERS = {"check_scalar", "complete", "like", "matmul", "setitem", "stack_grown", "stack_new", "stack_rows",
            "unbroadcast", "unreduce", "written", "zeros_like"}
 NUMPY = {"sin", "cos", "tan", "arcsin", "arccos", "arctan", "arctan2", "sinh", "cosh", "tanh", "exp", "expm1",
@@ -32,7 +33,8 @@ NUMPY = {"sin", "cos", "tan", "arcsin", "arccos", "arctan", "arctan2", "sinh", "
          "transpose", "copy", "array", "asarray", "ascontiguousarray", "subtract", "add", "multiply", "divide",
          "true_divide", "power", "arange", "cumsum", "floor", "ceil", "hypot", "exp2", "reciprocal", "float64"}
 CHECKPOINTING = {"Checkpoints", "RowBatches", "Work", "copy_state", "Online", "Periodic", "Revolve"}
-METHODS = {"sum", "copy", "reshape", "ravel", "transpose", "dot", "max", "min", "mean"}
+METHODS = {"sum", "copy", "reshape", "ravel", "transpose", "dot", "max", "min", "mean",
+           "push", "pop", "pop_rows", "append"}        # (of stacks and lists of rows, which become typed arrays)
 ATTRIBUTES = {"T", "shape", "size", "ndim"}
 CONSTRUCTS = {ast.List: "a list display", ast.Dict: "a dict display", ast.Set: "a set display",
               ast.ListComp: "a list comprehension", ast.DictComp: "a dict comprehension",
@@ -61,7 +63,7 @@ def _refusal(node: ast.AST, user_globals: dict, functions: set) -> str | None:
         func = node.func
         if isinstance(func, ast.Name):
             if func.id in functions:
-                return f"a call of the user function behind {func.id}"
+                return f"a call of another function of the user's (its derivative is {func.id})"
             if func.id in CHECKPOINTING:
                 return "a checkpointed loop (sg.checkpointed, checkpoint=)"
             if func.id not in BUILTINS | HELPERS:
