@@ -128,6 +128,7 @@ class _Rewriter:
                 name += "_"
             self.top[s] = name
         self.numbers, self.vectors = numbers, vectors
+        self.shapes_of_numbers = _shapes_of_numbers(fn, self.stacks, numbers, vectors)
 
     def block(self, stmts: list, capacity: ast.expr | None) -> list:
         out = []
@@ -141,6 +142,10 @@ class _Rewriter:
     def stmt(self, stmt: ast.stmt, capacity, before: list) -> list:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
             target = stmt.targets[0].id
+            if target in self.shapes_of_numbers:
+                return []
+            if _method_call(stmt.value, "pop") in self.shapes_of_numbers:
+                return [ast.Assign([_name(target, True)], ast.Constant(0.0))]     # (a number's shape: any number)
             if target in self.stacks and not _is_array_of(stmt.value, self.rows):
                 return [ast.Assign([_name(self.top[target], True)], ast.Constant(0))]
             if _is_array_of(stmt.value, self.rows):          # the rows appended, in order
@@ -158,6 +163,8 @@ class _Rewriter:
                 return [ast.Assign([_name(target, True)],
                                    ast.Call(_name("stack_rows"), [_name(rows), _name(top), n], [])),
                         ast.AugAssign(_name(top, True), ast.Sub(), copy_tree(n))]
+        if isinstance(stmt, ast.Expr) and _method_call(stmt.value, "push") in self.shapes_of_numbers:
+            return []
         for method in ("push", "append"):
             if isinstance(stmt, ast.Expr) and _method_call(stmt.value, method) in self.stacks:
                 return self.push(_method_call(stmt.value, method), stmt.value.args[0], capacity)
@@ -203,6 +210,23 @@ class _Rewriter:
 
     def expr(self, expr: ast.expr) -> ast.expr:
         return _Calls(self.numbers, self.vectors).visit(expr)
+
+
+def _shapes_of_numbers(fn: ast.FunctionDef, stacks: set, numbers: set, vectors: set) -> set:
+    """The stacks that keep only the shapes of numbers (every push ``s.push(like(x))`` with x a number, every
+    pop a plain ``v = s.pop()``): they need no rows, a pop can read any number."""
+    pushed: dict = {}
+    popped_whole = set()
+    for node in ast.walk(fn):
+        stack = _method_call(node, "push")
+        if stack in stacks:
+            value = node.args[0]
+            pushed.setdefault(stack, []).append(isinstance(value, ast.Call) and isinstance(value.func, ast.Name)
+                                                and value.func.id == "like"
+                                                and is_number(value.args[0], numbers, set(), vectors))
+        if _method_call(node, "pop_rows") in stacks:
+            popped_whole.add(node.func.value.id)
+    return {stack for stack, shapes in pushed.items() if all(shapes) and stack not in popped_whole}
 
 
 class _Calls(ast.NodeTransformer):
