@@ -204,7 +204,7 @@ def test_a_typing_error_of_numba_becomes_a_refusal_at_the_users_line():
 SCALAR_FEATURES = frozenset({"for", "while", "while_data", "augassign", "math", "pow"})
 
 
-@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("seed", range(4))
 def test_random_programs_through_the_numba_backend(seed, tmp_path):
     program = generate(RandomChooser(random.Random(seed)), SCALAR_FEATURES)
     path = tmp_path / f"numba_program_{seed}.py"
@@ -212,7 +212,8 @@ def test_random_programs_through_the_numba_backend(seed, tmp_path):
     namespace: dict = {}
     exec(compile(path.read_text(), str(path), "exec"), namespace)
     f = namespace[program.name]
-    args = tuple(0.3 + 0.1 * k for k in range(len(program.params)))
+    args = tuple(np.array([0.3, -0.2, 0.5]) if name == program.array else 0.3 + 0.1 * k
+                 for k, name in enumerate(program.params))
     try:
         compiled = sg.grad(f, backend="numba")(*args)
     except S2SGradError as error:

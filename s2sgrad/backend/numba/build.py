@@ -119,7 +119,7 @@ def numba_module(functions: list, name: str, user_globals: dict, origin: str, nu
     require_numba()
     from numba.core.errors import NumbaError, NumbaPerformanceWarning
     entry = next(fn for fn in functions if fn.name == name)
-    check_compilable(entry, user_globals, frozenset(fn.name for fn in functions if fn is not entry), where)
+    check_compilable(entry, user_globals, frozenset(fn.name for fn in functions if fn is not entry), where, True)
     forms = [numba_form(entry, number_params)]
     for fn in forms:
         check_compilable(fn, user_globals, frozenset(), where)

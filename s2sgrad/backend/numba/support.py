@@ -93,13 +93,17 @@ def _refusal(node: ast.AST, user_globals: dict, functions: set) -> str | None:
 
 
 def check_compilable(fn: ast.FunctionDef, user_globals: dict, functions: frozenset = frozenset(),
-                     where: Location | None = None) -> None:
-    """Refuse the first statement of `fn` holding what numba cannot compile, at its user line (or `where`)."""
+                     where: Location | None = None, calls_only: bool = False) -> None:
+    """Refuse the first statement of `fn` holding what numba cannot compile, at its user line (or `where`):
+    with `calls_only`, only calls of `functions` (the module's other functions)."""
     def visit(stmts, where):
         for stmt in stmts:
             where = origin_of(stmt) or where
             for node in _own_nodes(stmt):
                 what = _refusal(node, user_globals, functions)
+                if calls_only and not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                                       and node.func.id in functions):
+                    continue
                 if what is not None and not _is_check_label(node, stmt):
                     raise NotCompilable(f"the numba backend cannot compile {what}", where, HINT)
             for field in ("body", "orelse", "handlers", "finalbody"):

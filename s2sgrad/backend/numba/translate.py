@@ -66,24 +66,26 @@ def stack_names(fn: ast.FunctionDef) -> set:
 
 
 def row_lists(fn: ast.FunctionDef) -> set:
-    """The names `fn` binds to ``[]``, appends rows to, and then turns into an array by ``r = np.array(r)`` at
-    its top level, reading the list in no other way (the rows of a batched product): each is a stack whose
+    """The names `fn` binds to ``[]``, appends rows to, and then turns into an array by ``r = np.array(r)`` in
+    the same block, reading the list in no other way (the rows of a batched product): each is a stack whose
     rows are read in push order."""
     found = set()
-    for k, stmt in enumerate(fn.body):
-        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
-                and _is_array_of(stmt.value, {stmt.targets[0].id})):
-            continue
-        name = stmt.targets[0].id
-        made = [s for s in fn.body[:k] if isinstance(s, ast.Assign) and len(s.targets) == 1
-                and isinstance(s.targets[0], ast.Name) and s.targets[0].id == name]
-        if len(made) != 1 or not (isinstance(made[0].value, ast.List) and not made[0].value.elts):
-            continue
-        before = ast.Module(fn.body[:k], [])
-        appended = {id(n.func.value) for n in ast.walk(before) if _method_call(n, "append") == name}
-        uses = [n for n in ast.walk(before) if isinstance(n, ast.Name) and n.id == name]
-        if all(id(n) in appended or n is made[0].targets[0] for n in uses):
-            found.add(name)
+    blocks = [getattr(node, field) for node in ast.walk(fn) for field in ("body", "orelse")
+              if isinstance(getattr(node, field, None), list)]
+    for block in blocks:
+        for k, stmt in enumerate(block):
+            if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+                    and _is_array_of(stmt.value, {stmt.targets[0].id})):
+                continue
+            name = stmt.targets[0].id
+            made = [s for s in block[:k] if isinstance(s, ast.Assign) and len(s.targets) == 1
+                    and isinstance(s.targets[0], ast.Name) and s.targets[0].id == name]
+            if not made or not (isinstance(made[-1].value, ast.List) and not made[-1].value.elts):
+                continue
+            between = ast.Module(block[block.index(made[-1]) + 1:k], [])
+            appended = {id(n.func.value) for n in ast.walk(between) if _method_call(n, "append") == name}
+            if all(id(n) in appended for n in ast.walk(between) if isinstance(n, ast.Name) and n.id == name):
+                found.add(name)
     return found
 
 
