@@ -240,3 +240,17 @@ def test_jvp(name):
     want_value, want_along = sg.jvp(f)(*args, tangent)
     np.testing.assert_allclose(value, want_value, rtol=1e-12)
     np.testing.assert_allclose(along, want_along, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("name, trips_none", [("data_while", (0.8, -1.0)), ("scalar_while", (0.3, 0))])
+def test_a_loop_that_runs_no_trip(name, trips_none):
+    f, _, _ = CASES[name]
+    assert sg.grad(f, backend="numba")(*trips_none) == pytest.approx(sg.grad(f)(*trips_none))
+
+
+def test_ode_loop_that_runs_no_trip():
+    """Rows read as one array from a loop that ran no trip have no known shape: the NumPy backend computes it."""
+    f, args, _ = CASES["ode"]
+    assert "raise NoRows" in sg.source(f, args=args, backend="numba")
+    np.testing.assert_allclose(sg.grad(f, backend="numba")(*args[:2], -1.0, args[3]),
+                               sg.grad(f)(*args[:2], -1.0, args[3]))

@@ -208,7 +208,9 @@ def generated_entry(f, wrt: list[str], mode: str, kinds: tuple, verbose: bool, d
         seed_dtype = dtypes[len(params)] if dtypes is not None and len(dtypes) > len(params) else float
         node = module.gradient(f, wrt, mode, arg_kinds, arg_dtypes=arg_dtypes, seed_dtype=seed_dtype)
         if options["backend"] == "numba":
-            return _numba_entry(f, key, reads, module, node.name, arg_kinds, verbose)
+            numpy = {**options, "backend": "numpy"}
+            return _numba_entry(f, key, reads, module, node.name, arg_kinds, verbose,
+                                fallback=lambda: generated_entry(f, wrt, mode, kinds, False, dtypes, numpy)[1])
         _CACHE_COUNT[0] += 1
         filename = f"<s2sgrad {node.name} #{_CACHE_COUNT[0]}>"        # one name per generated module
         namespace = module.compile(filename)
@@ -223,9 +225,11 @@ def generated_entry(f, wrt: list[str], mode: str, kinds: tuple, verbose: bool, d
     return entry
 
 
-def _numba_entry(f, key, reads, module, name: str, arg_kinds: dict, verbose: bool, cache=_CACHE, numbers=None):
+def _numba_entry(f, key, reads, module, name: str, arg_kinds: dict, verbose: bool, fallback, cache=_CACHE,
+                 numbers=None):
     """(guard, the function `name` of `module`, generated for `f`, compiled with numba: see `backend.numba`), put
-    in `cache`; `numbers` are the parameters passed numbers (those of number kinds, if not given)."""
+    in `cache`; `numbers` are the parameters passed numbers (those of number kinds, if not given); `fallback()`
+    the NumPy backend's function."""
     if numbers is None:
         numbers = {p for p, k in arg_kinds.items() if k in NUMBA_KINDS}
     others = [p for p, k in arg_kinds.items() if k not in NUMBA_KINDS and not isinstance(k, tuple)]
@@ -233,7 +237,7 @@ def _numba_entry(f, key, reads, module, name: str, arg_kinds: dict, verbose: boo
         raise NotCompilable(f"the numba backend takes numbers and NumPy arrays, not the {others[0]!r} passed",
                             def_location(f), 'pass arrays, or leave out backend="numba"')
     fn, source = numba_module(module.functions, name, module.user_globals(), module.origin, numbers,
-                              def_location(f))
+                              def_location(f), fallback)
     fn.source = source
     if verbose:
         print(source)
@@ -375,7 +379,8 @@ def forward_generated(f, wrt: list[str], kinds: tuple = (), verbose: bool = Fals
         if backend == "numba":           # (a tangent of a number is a number)
             tangents = dict(zip(wrt, (a.arg for a in node.args.args[len(params):])))
             numbers = {p for p, k in zip(params, kinds) if k in NUMBA_KINDS}
-            return _numba_entry(f, key, reads, module, node.name, dict(zip(params, kinds)), verbose, cache,
+            return _numba_entry(f, key, reads, module, node.name, dict(zip(params, kinds)), verbose,
+                                lambda: forward_generated(f, wrt, kinds, False, hint, name, dtypes), cache,
                                 numbers | {tangents[p] for p in numbers if p in tangents})[1]
         namespace = module.compile(f"<s2sgrad {node.name}>")
     fn = namespace[node.name]

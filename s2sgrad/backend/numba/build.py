@@ -113,11 +113,14 @@ def _module(source: str, filename: str, user_globals: dict) -> types.ModuleType:
 
 
 def numba_module(functions: list, name: str, user_globals: dict, origin: str, number_params: set,
-                 where: Location | None):
+                 where: Location | None, fallback):
     """The function `name` of `functions` (the module's, which it calls) compiled with numba, and the source
-    it runs."""
+    it runs; `fallback()` gives the NumPy backend's function, which runs where the compiled one cannot
+    (`helpers.NoRows`)."""
     require_numba()
     from numba.core.errors import NumbaError, NumbaPerformanceWarning
+
+    from .helpers import NoRows
     entry = next(fn for fn in functions if fn.name == name)
     check_compilable(entry, user_globals, frozenset(fn.name for fn in functions if fn is not entry), where, True)
     forms = [numba_form(entry, number_params)]
@@ -144,5 +147,7 @@ def numba_module(functions: list, name: str, user_globals: dict, origin: str, nu
                 return compiled(*args)
         except NumbaError as error:
             raise _typing_refusal(error, source, filename, locations) from None
+        except NoRows:
+            return fallback()(*args)
     gradient.dispatcher = compiled
     return gradient, source

@@ -20,8 +20,13 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
-__all__ = ["check_scalar", "complete", "like", "matmul", "setitem", "stack_grown", "stack_new", "stack_rows",
+__all__ = ["NoRows", "check_scalar", "complete", "like", "matmul", "setitem", "stack_grown", "stack_new", "stack_rows",
            "unbroadcast", "unreduce", "written", "zeros_like"]
+
+
+class NoRows(Exception):
+    """A stack the backward sweep reads as one array got no row (its loop ran no trip): the shape of its rows
+    is not known, and the gradient is computed by the NumPy backend instead."""
 
 
 def _is_array(t) -> bool:
@@ -94,7 +99,11 @@ def _matmul(a, b):
                 total += a[i] * b[i]
             return total
         return vector_vector
-    return lambda a, b: np.ascontiguousarray(a) @ np.ascontiguousarray(b)
+    def matrix_matrix(a, b):
+        if a.shape[-1] == 0:                  # (numba's product over an empty axis leaves its result unwritten)
+            return np.zeros(a.shape[:-1] + b.shape[1:])
+        return np.ascontiguousarray(a) @ np.ascontiguousarray(b)
+    return matrix_matrix
 
 
 def zeros_like(x):

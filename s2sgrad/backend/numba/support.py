@@ -40,7 +40,7 @@ CONSTRUCTS = {ast.List: "a list display", ast.Dict: "a dict display", ast.Set: "
               ast.ListComp: "a list comprehension", ast.DictComp: "a dict comprehension",
               ast.SetComp: "a set comprehension", ast.GeneratorExp: "a generator expression",
               ast.Lambda: "a lambda", ast.Try: "a try statement", ast.With: "a with statement",
-              ast.JoinedStr: "an f-string", ast.Starred: "an unpacking with *", ast.Raise: "a raise statement",
+              ast.JoinedStr: "an f-string", ast.Starred: "an unpacking with *",
               ast.Yield: "a yield", ast.Global: "a global statement", ast.Nonlocal: "a nonlocal statement"}
 
 
@@ -83,6 +83,8 @@ def _refusal(node: ast.AST, user_globals: dict, functions: set) -> str | None:
     if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Store) and node.attr not in ATTRIBUTES \
             | METHODS and not (isinstance(node.value, ast.Name) and node.value.id == "math"):
         return f"the attribute .{node.attr}"
+    if isinstance(node, ast.Raise) and not (isinstance(node.exc, ast.Name) and node.exc.id == "NoRows"):
+        return "a raise statement"
     if isinstance(node, ast.Name) and node.id in user_globals:
         value = user_globals[node.id]
         if not (_user_value(value) or isinstance(value, types.ModuleType) and value in (np,)):

@@ -162,7 +162,9 @@ class _Rewriter:
             rows = _method_call(stmt.value, "pop_rows")
             if rows in self.stacks:
                 top, n = self.top[rows], self.expr(stmt.value.args[0])
-                return [ast.Assign([_name(target, True)],
+                return [ast.If(ast.Compare(_name(top), [ast.Eq()], [ast.Constant(0)]),
+                               [ast.Raise(_name("NoRows"), None)], []),
+                        ast.Assign([_name(target, True)],
                                    ast.Call(_name("stack_rows"), [_name(rows), _name(top), n], [])),
                         ast.AugAssign(_name(top, True), ast.Sub(), copy_tree(n))]
         if isinstance(stmt, ast.Expr) and _method_call(stmt.value, "push") in self.shapes_of_numbers:
