@@ -254,3 +254,13 @@ def test_ode_loop_that_runs_no_trip():
     assert "raise NoRows" in sg.source(f, args=args, backend="numba")
     np.testing.assert_allclose(sg.grad(f, backend="numba")(*args[:2], -1.0, args[3]),
                                sg.grad(f)(*args[:2], -1.0, args[3]))
+
+
+def test_an_array_output_is_refused_as_with_the_numpy_backend():
+    def vector_out(x, n):
+        y = x
+        for i in range(n):
+            y = np.sin(y) * x
+        return y
+    with pytest.raises(sg.NonScalarOutput, match="return a scalar"):
+        sg.grad(vector_out, backend="numba")(np.ones(2), 3)

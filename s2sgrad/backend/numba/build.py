@@ -17,7 +17,7 @@ import tempfile
 import types
 import warnings
 
-from ...errors import Location, NotCompilable, S2SGradError
+from ...errors import Location, NonScalarOutput, NotCompilable, S2SGradError
 from ...ir.syntax import origin_of
 from ..codegen import render
 from .support import HINT, check_compilable
@@ -120,7 +120,7 @@ def numba_module(functions: list, name: str, user_globals: dict, origin: str, nu
     require_numba()
     from numba.core.errors import NumbaError, NumbaPerformanceWarning
 
-    from .helpers import NoRows
+    from .helpers import NoRows, NotScalar
     entry = next(fn for fn in functions if fn.name == name)
     check_compilable(entry, user_globals, frozenset(fn.name for fn in functions if fn is not entry), where, True)
     forms = [numba_form(entry, number_params)]
@@ -149,5 +149,9 @@ def numba_module(functions: list, name: str, user_globals: dict, origin: str, nu
             raise _typing_refusal(error, source, filename, locations) from None
         except NoRows:
             return fallback()(*args)
+        except NotScalar:
+            raise NonScalarOutput("grad needs the function to return a scalar, but it returned an array",
+                                  hint="use s2sgrad.vjp(f) and pass the output's adjoint, "
+                                       "or reduce the output to a scalar (np.sum, np.mean)") from None
     gradient.dispatcher = compiled
     return gradient, source

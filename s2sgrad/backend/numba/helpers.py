@@ -20,13 +20,17 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
-__all__ = ["NoRows", "check_scalar", "complete", "like", "matmul", "setitem", "stack_grown", "stack_new", "stack_rows",
-           "unbroadcast", "unreduce", "written", "zeros_like"]
+__all__ = ["NoRows", "NotScalar", "check_scalar", "complete", "like", "matmul", "output_seed", "setitem", "stack_grown",
+           "stack_new", "stack_rows", "unbroadcast", "unreduce", "written", "zeros_like"]
 
 
 class NoRows(Exception):
     """A stack the backward sweep reads as one array got no row (its loop ran no trip): the shape of its rows
     is not known, and the gradient is computed by the NumPy backend instead."""
+
+
+class NotScalar(Exception):
+    """The output `check_scalar` checks is an array of more than one element."""
 
 
 def _is_array(t) -> bool:
@@ -143,7 +147,7 @@ def _like(x):
 def check_scalar(value, function):
     """Refuse an output that is not a number or an array of one element."""
     if np.size(value) != 1:
-        raise ValueError("grad needs the function to return a scalar")
+        raise NotScalar()
 
 
 @overload(check_scalar)
@@ -151,9 +155,26 @@ def _check_scalar(value, function):
     if _is_array(value):
         def check(value, function):
             if value.size != 1:
-                raise ValueError("grad needs the function to return a scalar")
+                raise NotScalar()
         return check
     return lambda value, function: None
+
+
+def output_seed(value, seed, function):
+    """The adjoint `seed` of a gradient's output `value`, shaped like it (an array of one element)."""
+    check_scalar(value, function)
+    return np.full(np.shape(value), seed) if np.ndim(value) else seed
+
+
+@overload(output_seed)
+def _output_seed(value, seed, function):
+    if _is_array(value):
+        def seeded(value, seed, function):
+            if value.size != 1:
+                raise NotScalar()
+            return np.full(value.shape, seed)
+        return seeded
+    return lambda value, seed, function: seed
 
 
 def setitem(x, index, value):

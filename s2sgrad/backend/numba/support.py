@@ -24,8 +24,8 @@ HINT = 'compute it without numba (leave out backend="numba"), or write this part
 
 BUILTINS = {"range", "len", "zip", "min", "max", "abs", "float", "int", "enumerate", "reversed",
             "Stack"}                  # (a stack the numba form makes a typed array)
-HELPERS = {"check_scalar", "complete", "like", "matmul", "setitem", "stack_grown", "stack_new", "stack_rows",
-           "unbroadcast", "unreduce", "written", "zeros_like"}
+HELPERS = {"check_scalar", "complete", "like", "matmul", "output_seed", "setitem", "stack_grown", "stack_new",
+           "stack_rows", "unbroadcast", "unreduce", "written", "zeros_like"}
 NUMPY = {"sin", "cos", "tan", "arcsin", "arccos", "arctan", "arctan2", "sinh", "cosh", "tanh", "exp", "expm1",
          "log", "log1p", "log2", "log10", "sqrt", "square", "abs", "absolute", "negative", "sign", "maximum",
          "minimum", "where", "sum", "prod", "mean", "max", "min", "dot", "outer", "zeros", "ones", "empty",
@@ -125,6 +125,8 @@ def _own_nodes(stmt: ast.stmt):
 
 
 def _is_check_label(node: ast.AST, stmt: ast.stmt) -> bool:
-    """The function's name that ``check_scalar(y, 'f')`` reports (a string numba passes as a constant)."""
-    return isinstance(node, ast.Constant) and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
-        and isinstance(stmt.value.func, ast.Name) and stmt.value.func.id == "check_scalar"
+    """The function's name that ``check_scalar(y, 'f')`` and ``output_seed(y, dy, 'f')`` report (a string numba
+    passes as a constant)."""
+    calls = [n for n in ast.walk(stmt) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+             and n.func.id in ("check_scalar", "output_seed")]
+    return isinstance(node, ast.Constant) and any(node is call.args[-1] for call in calls)
