@@ -1,4 +1,5 @@
-"""The command line: ``python -m s2sgrad show FILE.py:function [--wrt 0,1] [--args EXPR] [--stage lowered]``.
+"""The command line: ``python -m s2sgrad show FILE.py:function [--wrt 0,1] [--args EXPR] [--stage lowered]
+[--backend numba]``.
 
 Prints the generated gradient source of a function defined in a file; with ``--args``, example
 arguments (a Python expression, NumPy as ``np``), the code specialized on their shapes and dtypes,
@@ -64,11 +65,14 @@ def main(argv: list[str] | None = None) -> int:
     show.add_argument("--args", default=None, metavar="EXPR",
                       help="example arguments, a Python expression with NumPy as np, e.g. "
                            "\"np.ones((32, 32)), 3\": show the code specialized on them")
+    show.add_argument("--backend", default="numpy", choices=["numpy", "numba"],
+                      help="'numba' prints the gradient as the numba backend compiles it")
     args = parser.parse_args(argv)
     fn = _load(args.target)
     example = _example_arguments(args.args) if args.args is not None else None
     try:
-        print(source(fn, wrt=_wrt(args.wrt), mode=args.mode, stage=args.stage, args=example), end="")
+        options = {"backend": args.backend} if args.backend != "numpy" else {}
+        print(source(fn, wrt=_wrt(args.wrt), mode=args.mode, stage=args.stage, args=example, **options), end="")
     except S2SGradError as error:
         print(f"s2sgrad: {error}", file=sys.stderr)
         return 1

@@ -125,3 +125,7 @@ def derivative_call_refusal(fn, name: str, how: str) -> tuple[str, str]:
             "differentiate the function calling it with sg.grad, sg.value_and_grad or sg.vjp (the gradient of "
             "np.sum(dg(x) ** 2), dg = sg.grad(g), is 2 * sg.hvp(g)(x, dg(x))), or pass what reaches the call "
             "through sg.stop_gradient(...)")
+
+
+class NotCompilable(S2SGradError):
+    """A construct or derivative rule the numba backend (``backend="numba"``) cannot compile."""

@@ -43,6 +43,7 @@ from .generation import (
     DIFFERENTIATED,
     call_values,
     check_differentiable,
+    checked_options,
     dot_hint,
     extra_name,
     forward_generated,
@@ -71,21 +72,26 @@ def _split_last(args: tuple, what: str, f) -> tuple[tuple, object]:
     return args[:-1], args[-1]
 
 
-def jvp(f: Callable | None = None, wrt=0, *, verbose: bool = False) -> Callable:
+def jvp(f: Callable | None = None, wrt=0, *, verbose: bool = False, backend: str = "numpy") -> Callable:
     """Forward mode: ``df(*args, tangent)`` returns ``(f(*args), the directional derivative along tangent)``.
 
-    For a tuple `wrt` the tangent is a tuple, one per argument named.
+    For a tuple `wrt` the tangent is a tuple, one per argument named; ``backend="numba"`` compiles it with
+    numba (as `grad`'s).
 
         >>> jvp(lambda x: x * x)(3.0, 1.0)                 # doctest: +SKIP
         (9.0, 6.0)
     """
+    backend = checked_options({"backend": backend})["backend"]
     if f is None:
-        return lambda g: jvp(g, wrt, verbose=verbose)
+        return lambda g: jvp(g, wrt, verbose=verbose, backend=backend)
     if isinstance(f, functools.partial):
-        return of_partial(jvp, f, wrt, verbose=verbose)
+        return of_partial(jvp, f, wrt, verbose=verbose, backend=backend)
     if is_bound_method(f):
-        return method_derivative(jvp, f, wrt, verbose=verbose)
+        return method_derivative(jvp, f, wrt, verbose=verbose, backend=backend)
     if spec_of(f) is not None:
+        if backend != "numpy":
+            raise S2SGradError("backend= applies to the derivative of a function, not of a derivative",
+                               hint='leave out backend="numba" for the outer transform')
         return transform("jvp", f, wrt)
     targets, many = wrt_targets(f, wrt)
     names = list(dict.fromkeys(name for name, _ in targets))       # an item of *args: the tuple's tangent
@@ -97,7 +103,8 @@ def jvp(f: Callable | None = None, wrt=0, *, verbose: bool = False) -> Callable:
     def generate(args, kwargs):
         args, tangent = _split_last(args, "the tangent", f)
         values, kinds = _prepared(f, names, args, kwargs)
-        fn = seen[kinds] = forward_generated(f, names, kinds, verbose, dtypes=tuple(map(dtype_of, values)))
+        fn = seen[kinds] = forward_generated(f, names, kinds, verbose, dtypes=tuple(map(dtype_of, values)),
+                                             backend=backend)
         return kinds, (fn,), values, tangent
 
     def derivative(*args, **kwargs):

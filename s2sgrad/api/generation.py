@@ -18,7 +18,8 @@ import gast
 import numpy as np
 
 from .. import guards
-from ..errors import COMPLEX_HINT, Location, S2SGradError, SourceNotFound, UnsupportedSyntax, WrtError
+from ..backend.numba.build import NUMBA_KINDS, numba_module
+from ..errors import COMPLEX_HINT, Location, NotCompilable, S2SGradError, SourceNotFound, UnsupportedSyntax, WrtError
 from ..frontend.parse import call_signature, parse_function, refuse_cached
 from ..frontend.relower import is_generated
 from ..ir.names import base_name
@@ -158,18 +159,25 @@ def check_differentiable(f, name: str, value) -> None:
                            def_location(f), hint=f"leave '{name}' out of wrt")
 
 
+BACKENDS = ("numpy", "numba")     # what runs the generated gradient: NumPy (the default), or numba's compiler
+
+
 def checked_options(options: dict) -> dict:
     """Every option, defaults filled in and ``optimize`` resolved to the set of optimizations it switches on
     (so that equal settings share generated code); an unknown option is an error."""
-    unknown = set(options) - {"checkpoint", "optimize", "sparse"}
+    unknown = set(options) - {"checkpoint", "optimize", "sparse", "backend"}
     if unknown:
         raise S2SGradError(f"unknown option(s): {', '.join(sorted(unknown))}",
-                           hint="the options are checkpoint=, optimize= and sparse=")
+                           hint="the options are checkpoint=, optimize=, sparse= and backend=")
+    backend = options.get("backend") or "numpy"
+    if backend not in BACKENDS:
+        raise S2SGradError(f"unknown backend {backend!r}", hint=f"the backends are {', '.join(map(repr, BACKENDS))}")
     optimizations = resolve(options.get("optimize", True))
     if options.get("sparse") and "symbolic_zeros" not in optimizations:
         raise S2SGradError("sparse=True needs the optimization 'symbolic_zeros': a zero made first is dense",
                            hint="add 'symbolic_zeros' to optimize=, or leave out sparse=True")
-    return {"checkpoint": options.get("checkpoint"), "optimize": optimizations, "sparse": options.get("sparse", False)}
+    return {"checkpoint": options.get("checkpoint"), "optimize": optimizations, "sparse": options.get("sparse", False),
+            "backend": backend}
 
 
 # What the gradients that forward mode differentiates run (hvp, derivatives of derivatives): specialized on
@@ -199,6 +207,10 @@ def generated_entry(f, wrt: list[str], mode: str, kinds: tuple, verbose: bool, d
         arg_dtypes = dict(zip(params, dtypes)) if dtypes is not None else None
         seed_dtype = dtypes[len(params)] if dtypes is not None and len(dtypes) > len(params) else float
         node = module.gradient(f, wrt, mode, arg_kinds, arg_dtypes=arg_dtypes, seed_dtype=seed_dtype)
+        if options["backend"] == "numba":
+            numpy = {**options, "backend": "numpy"}
+            return _numba_entry(f, key, reads, module, node.name, arg_kinds, verbose,
+                                fallback=lambda: generated_entry(f, wrt, mode, kinds, False, dtypes, numpy)[1])
         _CACHE_COUNT[0] += 1
         namespace = module.compile(node.name)
     fn = namespace[node.name]
@@ -209,6 +221,29 @@ def generated_entry(f, wrt: list[str], mode: str, kinds: tuple, verbose: bool, d
         print(fn.source)
     entry = guards.Guard(reads, namespace, module.renamed), fn
     _CACHE.put(f, key, entry)
+    return entry
+
+
+def _numba_entry(f, key, reads, module, name: str, arg_kinds: dict, verbose: bool, fallback, cache=_CACHE,
+                 numbers=None):
+    """(guard, the function `name` of `module`, generated for `f`, compiled with numba: see `backend.numba`), put
+    in `cache`; `numbers` are the parameters passed numbers (those of number kinds, if not given); `fallback()`
+    the NumPy backend's function."""
+    if numbers is None:
+        numbers = {p for p, k in arg_kinds.items() if k in NUMBA_KINDS}
+    others = [p for p, k in arg_kinds.items() if k not in NUMBA_KINDS and not isinstance(k, tuple)]
+    if others:
+        raise NotCompilable(f"the numba backend takes numbers and NumPy arrays, not the {others[0]!r} passed",
+                            def_location(f), 'pass arrays, or leave out backend="numba"')
+    fn, source = numba_module(module.functions, name, module.user_globals(), module.origin, numbers,
+                              def_location(f), fallback)
+    fn.source = source
+    if verbose:
+        print(source)
+    guard = guards.Guard(reads, {}, module.renamed)
+    guard.take_in = lambda: False           # numba compiled the globals in as constants: a change compiles anew
+    entry = guard, fn
+    cache.put(f, key, entry)
     return entry
 
 
@@ -325,11 +360,11 @@ def dot_hint(name: str) -> str:
 
 
 def forward_generated(f, wrt: list[str], kinds: tuple = (), verbose: bool = False, hint=tangent_hint,
-                      name: str | None = None, dtypes: tuple | None = None):
+                      name: str | None = None, dtypes: tuple | None = None, backend: str = "numpy"):
     """The compiled forward-mode function (cached) of `f` with respect to `wrt`, specialized on argument kinds:
     ``name(*args, *tangents) -> (value, tangent)``. `f` may be a generated gradient. With the arguments'
-    `dtypes`, calls on complex values are checked (see `ForwardModule.jvp`)."""
-    key = (tuple(wrt), kinds, hint, name, dtypes)
+    `dtypes`, calls on complex values are checked (see `ForwardModule.jvp`); `backend` as `checked_options`."""
+    key = (tuple(wrt), kinds, hint, name, dtypes) + ((backend,) if backend != "numpy" else ())
     # the code over a generated gradient lives on the gradient (its guard reads the gradient's namespace)
     cache = f.__dict__.setdefault("s2sgrad_forward", guards.Table()) if is_generated(f) else _CACHE
     hit = cache.get(f, key)
@@ -340,6 +375,12 @@ def forward_generated(f, wrt: list[str], kinds: tuple = (), verbose: bool = Fals
         params = parameter_names(f)
         node = module.jvp(f, wrt, dict(zip(params, kinds)), name,
                           dict(zip(params, dtypes)) if dtypes is not None else None)
+        if backend == "numba":           # (a tangent of a number is a number)
+            tangents = dict(zip(wrt, (a.arg for a in node.args.args[len(params):])))
+            numbers = {p for p, k in zip(params, kinds) if k in NUMBA_KINDS}
+            return _numba_entry(f, key, reads, module, node.name, dict(zip(params, kinds)), verbose,
+                                lambda: forward_generated(f, wrt, kinds, False, hint, name, dtypes), cache,
+                                numbers | {tangents[p] for p in numbers if p in tangents})[1]
         namespace = module.compile(node.name)
     fn = namespace[node.name]
     fn.source = module.compiled_source

@@ -264,6 +264,9 @@ def _source(f, wrt, mode, stage, args, checkpoint, optimize, sparse, unknown) ->
         args = None if args is None else (f.__self__, *args)
         f, wrt = f.__func__, method_wrt(f, wrt)
     if mode in ("forward", "hvp"):
+        if options["backend"] != "numpy":
+            raise S2SGradError(f"source(mode={mode!r}) prints the NumPy backend's code only",
+                               hint='leave out backend=, or print the reverse-mode gradient (mode="grad")')
         return forward_source(f, wrt, mode=mode, args=args)
     values = call_values(f, args, {}) if args is not None else None
     kinds = kinds_of(values, with_values=True) if args is not None else ()
