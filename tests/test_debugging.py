@@ -250,6 +250,18 @@ def test_files_are_written_whole_by_a_rename(cache, monkeypatch):
     assert sorted(os.listdir(cache)) == [os.path.basename(path)]                              # no temporary left
 
 
+def test_a_file_written_again_keeps_its_modification_time(cache):
+    """Written again, a file is marked used (its access time, which the clean-up reads) and keeps its
+    modification time, which numba's disk cache of a compiled module checks."""
+    path = source_files.write_source("x = 1\n", "m.f.df_dx")
+    os.utime(path, (1e9, 1e9))
+    assert source_files.write_source("x = 1\n", "m.f.df_dx") == path
+    status = os.stat(path)
+    assert status.st_mtime == 1e9 and status.st_atime > time.time() - 60
+    source_files.clean(str(cache))
+    assert os.path.exists(path)
+
+
 def test_a_failed_write_leaves_nothing_and_the_code_still_runs(cache, monkeypatch):
     def fail(a, b):
         raise OSError("disk full")

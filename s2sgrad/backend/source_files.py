@@ -102,7 +102,8 @@ def write_source(text: str, stem: str) -> str | None:
         directory = cache_directory()
         path = os.path.join(directory, file_name(text, stem))
         if _holds(path, text):
-            os.utime(path)                                   # (kept by the clean-up: in use)
+            os.utime(path, (time.time(), os.stat(path).st_mtime))   # used now (its access time), unchanged
+            # (its modification time is what numba's disk cache of a compiled module checks)
         else:
             descriptor, temporary = tempfile.mkstemp(suffix=_TEMPORARY, prefix=".", dir=directory)
             try:
@@ -137,7 +138,8 @@ def clean(directory: str, max_age: float = MAX_AGE, max_files: int = MAX_FILES) 
         if not entry.name.endswith((_SUFFIX, _TEMPORARY)) or not entry.is_file(follow_symlinks=False):
             continue
         try:
-            used = entry.stat(follow_symlinks=False).st_mtime
+            status = entry.stat(follow_symlinks=False)
+            used = max(status.st_atime, status.st_mtime)
         except OSError:
             continue
         if now - used > (max_age if entry.name.endswith(_SUFFIX) else 3600):

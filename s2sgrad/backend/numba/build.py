@@ -13,13 +13,13 @@ import hashlib
 import os
 import re
 import sys
-import tempfile
 import types
 import warnings
 
 from ...errors import Location, NonScalarOutput, NotCompilable, S2SGradError
 from ...ir.syntax import origin_of
 from ..codegen import render
+from ..source_files import write_source
 from .support import HINT, check_compilable
 from .translate import numba_form
 
@@ -39,27 +39,6 @@ def require_numba() -> None:
         import numba  # noqa: F401
     except ImportError:
         raise S2SGradError(INSTALL, hint='or leave out backend="numba" to run the NumPy backend') from None
-
-
-def private_file(source: str) -> str | None:
-    """The path of a file holding exactly `source`, in a directory only this user can read (written atomically
-    where it is not there yet), or None where no such file can be had."""
-    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    directory = os.path.join(root, "s2sgrad", "numba")
-    path = os.path.join(directory, f"gradient_{hashlib.sha256(source.encode()).hexdigest()[:24]}.py")
-    try:
-        os.makedirs(directory, mode=0o700, exist_ok=True)
-        if os.stat(directory).st_uid != os.getuid() or os.stat(directory).st_mode & 0o077:
-            return None
-        if not os.path.exists(path):
-            handle, temporary = tempfile.mkstemp(dir=directory, suffix=".tmp")   # (mode 0o600)
-            with os.fdopen(handle, "w") as out:
-                out.write(source)
-            os.replace(temporary, path)
-        with open(path) as written:
-            return path if written.read() == source else None
-    except OSError:
-        return None
 
 
 def _locations(functions: list) -> dict:
@@ -129,7 +108,7 @@ def numba_module(functions: list, name: str, user_globals: dict, origin: str, nu
     cached = all(isinstance(v, types.ModuleType) for v in user_globals.values())  # (constants are compiled in)
     compile_lines = [f"{fn.name} = njit({fn.name}, cache={cached})" for fn in forms]
     source = render(forms, HEADER.format(origin=origin)) + "\n\n" + "\n".join(compile_lines) + "\n"
-    path = private_file(source) if cached else None
+    path = write_source(source, f"numba.{forms[0].name}") if cached else None   # (the cache directory)
     if path is None:
         source = source.replace("cache=True", "cache=False")
     filename = path or f"<s2sgrad numba {forms[0].name}>"
