@@ -23,7 +23,6 @@ gradient in ``x``, ``sg.grad(model.loss, wrt="self")(x)`` the gradient of the ob
 from __future__ import annotations
 
 import dataclasses
-import functools
 import inspect
 from typing import Callable, Sequence
 
@@ -96,14 +95,15 @@ def method_wrt(f, wrt):
 
 def method_derivative(transform: Callable, f, wrt, **options) -> Callable:
     """``transform(f.__func__, wrt', **options)`` called with ``f.__self__`` first, where `wrt'` names the same
-    parameters of the function (`method_wrt`)."""
+    parameters of the function (`method_wrt`): a `Derivative` (``<gradient of loss w.r.t. x, bound to a
+    Model>``) whose generated code is that of the function."""
+    from .derivative_objects import Derivative
     derivative = transform(f.__func__, method_wrt(f, wrt), **options)
     obj = f.__self__
-
-    @functools.wraps(f)
-    def bound(*args, **kwargs):
-        return derivative(obj, *args, **kwargs)
-    return bound
+    return Derivative(lambda *args, **kwargs: derivative(obj, *args, **kwargs), derivative.__name__,
+                      f"{derivative.description}, bound to a {type(obj).__name__}",
+                      derivative.__doc__, derivative.__module__,
+                      lambda args, kwargs: derivative.plan((obj, *args), kwargs), derivative.seen)
 
 
 def record_leaves(value, flatten: Callable):
