@@ -102,6 +102,11 @@ def test_what_cannot_be_shown_the_same_is_left_alone(text):
     assert rewritten(text, {"a", "b"}, {"t"}) == same(text)
 
 
+def test_a_copy_read_by_an_addition_into_an_element_reads_the_number():
+    assert rewritten("def f(x, a, i):\n    t = a\n    x[i] += t\n    return x", {"a"}, {"t"}) \
+        == same("def f(x, a, i):\n    x[i] += a\n    return x")
+
+
 def test_arrays_keep_their_in_place_additions():
     text = "def f(x, a):\n    dx = x * 2\n    dx += a * x\n    dx += a\n    return dx"
     assert rewritten(text, {"a"}, {"dx"}) == same(text)

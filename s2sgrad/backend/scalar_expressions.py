@@ -198,8 +198,7 @@ class _Rewrite:
                 or any({name, source} & _binds(block[k]) for k in range(i + 1, last)):
             return False
         for j in readers:
-            reader = block[j] if not isinstance(block[j], ast.AugAssign) or block[j].target.id != name \
-                else _as_assignment(block[j])
+            reader = _as_assignment(block[j]) if _target(block[j]) == name else block[j]
             self.live_after[id(reader)] = self.live_after.get(id(block[j]), set())
             _Rename(name, source).visit(reader)
             block[j] = reader
