@@ -46,6 +46,9 @@ OPTIMIZATIONS = MappingProxyType({
                            "of two in one product combine",
     "float_math": "in backward code, np.sin and np.cos of a value known to be a scalar are math.sin and "
                   "math.cos: the same results without NumPy's per-call cost",
+    "scalar_expressions": "arithmetic on numbers (never arrays) is written as one expression, bit for bit the "
+                          "same: consecutive contributions to a number's adjoint merge (dy = dy * 0.5 + dprod * c), "
+                          "a temporary read once is written where it is read, a copy of a number is the number",
     "dead_primal_code": "grad's forward sweep leaves out NumPy arithmetic on arrays of known shapes and dtypes "
                         "whose value nothing reads but the output, which it does not return (nor check, when "
                         "it is known to be a real scalar)",

@@ -120,3 +120,11 @@ def polynomial_loop(x, n):
         y = y + 0.01 * (np.sin(y) + 0.1 * y * y)
         i += 1
     return y
+
+
+def polynomial(y, n):
+    i = 0
+    while i < n:
+        y = y + 0.1 * (y * y - 0.5 * y * y * y)
+        i += 1
+    return y

@@ -83,7 +83,7 @@ def a_value_the_next_trip_starts_with_is_pushed_once(fast, slow):
 @expect("recompute_cheap", cases.polynomial_loop, (0.7, 5))
 def cheap_values_are_computed_again_not_pushed(fast, slow):
     assert fast.count(".push(") == 1 and "y_stack.push(y)" in fast         # not prod = 0.1 * y
-    assert "prod = 0.1 * y" in backward(fast)
+    assert "dsum * (0.1 * y)" in backward(fast)                          # computed again where it is read
     assert slow.count(".push(") == 2 and "prod_stack.push(prod)" in slow and "prod = 0.1 * y" not in backward(slow)
 
 
@@ -130,6 +130,13 @@ def a_negated_term_is_subtracted(fast, slow):
 def scalar_backward_code_uses_math(fast, slow):
     assert "math.cos(y)" in fast and "np.cos" not in fast
     assert "math." not in slow and "np.cos(y)" in slow
+
+
+@expect("scalar_expressions", cases.polynomial, (0.7, 5))
+def arithmetic_on_numbers_is_one_expression(fast, slow):
+    assert "dy = dy + dprod_3 * (prod * y_1) + dprod * prod + 0.5 * dprod * y_1 + 2 * ddiff * y_1" in fast
+    assert "dy +=" not in fast and "prod_2" not in fast
+    assert "prod_2 = prod * y_1" in slow and slow.count("dy += ") == 3
 
 
 @expect("dead_primal_code", cases.loss_with_unread_parts, (vector(3),))

@@ -20,8 +20,7 @@ def dpiecewise_dx(x, k, ds=1.0):
         i_count = i_count + 1
         test = i % 2 == 0  # showcase.py:31
         if test:
-            prod = x * i  # showcase.py:32
-            s = s + np.sin(prod)
+            s = s + np.sin(x * i)  # showcase.py:32
         else:
             test_4 = i > 5  # showcase.py:33
             if test_4:
@@ -40,8 +39,7 @@ def dpiecewise_dx(x, k, ds=1.0):
         s = s_stack.pop()
         test = test_stack_1.pop()
         if test:  # showcase.py:31
-            prod = x * i  # showcase.py:32
-            dx += ds * math.cos(prod) * i
+            dx += ds * math.cos(x * i) * i  # showcase.py:32
         else:
             test_4 = test_stack.pop()
             if not test_4:  # showcase.py:33
