@@ -20,7 +20,7 @@ from ..errors import NonScalarOutput, S2SGradError, WrtError
 from ..frontend.lower import lowered_source
 from ..frontend.parse import call_signature
 from ..optimizations import Optimize
-from ..pipeline.kinds import kinds_of
+from ..pipeline.kinds import array_namespace_of, kinds_of
 from ..schedules import Schedule
 from .derivatives import ONE, Term, arg_direction, attach, derivative_source, spec_of, transform
 from .forward import source as forward_source
@@ -106,14 +106,15 @@ def _make(f, wrt: Wrt, mode: str, verbose: bool, options: dict):
             check_differentiable(f, name, value)
         kinds = kinds_of(args)
         dtypes = tuple(map(dtype_of, (*args, *seed)))
-        entry = compiled.get((kinds, dtypes))
+        space = array_namespace_of(args)
+        entry = compiled.get((kinds, dtypes, space))
         if entry is None or not (entry[0].check() or entry[0].take_in()):
             fresh = call.current()
             if fresh is not call:              # f's code or defaults changed: bind the arguments again
                 call = fresh
                 return derivative(*called, **kwargs)
-            entry = compiled[kinds, dtypes] = generated_entry(f, names, mode, kinds_of(args, with_values=True),
-                                                              verbose, dtypes, options)
+            entry = compiled[kinds, dtypes, space] = generated_entry(f, names, mode, kinds_of(args, with_values=True),
+                                                                     verbose, dtypes, options, space)
             while len(compiled) > CACHE_LIMIT:
                 del compiled[next(iter(compiled))]
         try:
@@ -249,7 +250,8 @@ def source(f: Callable, wrt: Wrt = 0, *, mode: str = "grad", stage: str = "gradi
         vectors = [p for p, k in zip(parameter_names(f), kinds) if isinstance(k, tuple) and len(k) == 1]
         return lowered_source(f, scalars, vectors)
     names = list(dict.fromkeys(name for name, _ in wrt_targets(f, wrt)[0]))   # an item of *args: all of them
-    return generated(f, names, mode, kinds, dtypes=dtypes, **options).source
+    space = array_namespace_of(values) if values is not None else None
+    return generated(f, names, mode, kinds, dtypes=dtypes, array_namespace=space, **options).source
 
 
 def check_grad(f: Callable, *args, wrt: Wrt = 0, eps: float = 1e-6, seed: int = 0) -> float:

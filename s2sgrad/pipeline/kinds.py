@@ -32,6 +32,8 @@ def kind_of(value):
         return plain
     if type(value) is np.ndarray:
         return value.shape if value.ndim else TENSOR
+    if _is_foreign_array(value):
+        return tuple(value.shape) if value.ndim else TENSOR
     described = kind_of_object(value)           # a record, a container of records, a generator
     if described is not None:
         return described
@@ -50,6 +52,42 @@ def kind_of(value):
     if isinstance(value, np.ndarray) and value.ndim:
         return value.shape
     return TENSOR
+
+
+_FOREIGN_MODULES = frozenset({"dask", "torch", "jax", "jaxlib", "cupy", "array_api_strict"})
+
+
+def _is_foreign_array(value) -> bool:
+    """An array of another namespace than NumPy's (Dask, PyTorch, JAX, CuPy, any with ``__array_namespace__``)?"""
+    cls = type(value)
+    return (cls.__module__.partition(".")[0] in _FOREIGN_MODULES or hasattr(cls, "__array_namespace__")) \
+        and not isinstance(value, (np.ndarray, np.generic)) and hasattr(value, "shape") and hasattr(value, "ndim")
+
+
+def array_namespace_of(values) -> str | None:
+    """The module name of the array namespace of the arrays among `values` that are not NumPy's (looked into lists,
+    tuples and dicts; through `array_api_compat`), None where all are NumPy's: generated code is specialized on it.
+
+        >>> import numpy as np
+        >>> array_namespace_of([np.ones(2), 1.0]) is None
+        True
+    """
+    foreign = []
+    pending = list(values)
+    while pending:
+        value = pending.pop()
+        if type(value) is np.ndarray or type(value) in _PLAIN_KINDS:
+            continue
+        if isinstance(value, (list, tuple)):
+            pending.extend(value)
+        elif isinstance(value, dict):
+            pending.extend(value.values())
+        elif _is_foreign_array(value):
+            foreign.append(value)
+    if not foreign:
+        return None
+    import array_api_compat
+    return array_api_compat.array_namespace(*foreign).__name__
 
 
 def kinds_of(values, with_values: bool = False) -> tuple:
@@ -78,4 +116,4 @@ def structure_fields(kinds: dict) -> dict:
             if isinstance(k, Fields) or is_object_kind(k)}
 
 
-__all__ = ["kind_of", "kinds_of", "constant_kind", "structure_fields"]
+__all__ = ["kind_of", "kinds_of", "array_namespace_of", "constant_kind", "structure_fields"]
