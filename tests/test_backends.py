@@ -12,6 +12,11 @@ import s2sgrad as sg
 from s2sgrad.errors import UnsupportedSyntax
 from tests.gradcheck import assert_grad_matches_fd
 
+try:
+    import array_api_compat
+except ImportError:                      # (the NumPy cases run without it)
+    array_api_compat = None
+
 SCHEDULE = sg.Revolve(snapshots=2)
 
 
@@ -217,3 +222,20 @@ def test_a_call_without_array_api_form_is_refused_at_its_line(name):
     with pytest.raises(UnsupportedSyntax, match="has no array API form") as error:
         sg.grad(no_array_api_form)(backend.to(np.ones(3)))
     assert error.value.location.line == no_array_api_form.__code__.co_firstlineno + 2
+
+
+def namespaced_user_code(w, X):
+    xp = array_api_compat.array_namespace(X)
+    h = xp.tanh(X @ w)
+    return xp.sum(xp.concat([h, xp.permute_dims(X, (1, 0))[0, ...]]) ** 2)
+
+
+@pytest.mark.parametrize("name", ["numpy"] + [b.name for b in BACKENDS])
+def test_user_code_written_with_array_namespace(name):
+    if array_api_compat is None:
+        pytest.skip("array_api_compat is not installed")
+    w, X = DATA["logistic"][0], DATA["logistic"][1]
+    want = assert_grad_matches_fd(namespaced_user_code, (w, X))
+    if name != "numpy":
+        backend = _backend(name)
+        _close(sg.grad(namespaced_user_code)(backend.to(w), backend.to(X)), want, backend.rtol)
