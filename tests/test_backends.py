@@ -239,3 +239,11 @@ def test_user_code_written_with_array_namespace(name):
     if name != "numpy":
         backend = _backend(name)
         _close(sg.grad(namespaced_user_code)(backend.to(w), backend.to(X)), want, backend.rtol)
+
+
+@pytest.mark.parametrize("name", [b.name for b in BACKENDS])
+def test_forward_mode_is_refused_on_other_namespaces(name):
+    backend = _backend(name)
+    x, b = DATA["pair"]
+    with pytest.raises(sg.S2SGradError, match="forward mode .* runs on NumPy arrays"):
+        sg.jvp(broadcasting)(backend.to(x), backend.to(b), backend.to(x))

@@ -72,6 +72,11 @@ def array_namespace_of(values) -> str | None:
         >>> array_namespace_of([np.ones(2), 1.0]) is None
         True
     """
+    for value in values:                        # (it runs on every call: NumPy's arguments first)
+        if type(value) is not np.ndarray and type(value) not in _PLAIN_KINDS:
+            break
+    else:
+        return None
     foreign = []
     pending = list(values)
     while pending:
