@@ -247,3 +247,10 @@ def test_forward_mode_is_refused_on_other_namespaces(name):
     x, b = DATA["pair"]
     with pytest.raises(sg.S2SGradError, match="forward mode .* runs on NumPy arrays"):
         sg.jvp(broadcasting)(backend.to(x), backend.to(b), backend.to(x))
+
+
+def test_a_dask_array_of_unknown_shape_is_refused():
+    da = pytest.importorskip("dask.array")
+    x = da.from_array(np.arange(6.0), chunks=2)
+    with pytest.raises(sg.S2SGradError, match="shape .* is not known"):
+        sg.grad(lambda v: np.sum(v * v))(x[x > 2.0])

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..analysis.activity import DICT, INT, SCALAR, SEQ, TENSOR, Fields
+from ..errors import S2SGradError
 from ..frontend.callable_values import Static, is_static
 from ..frontend.objects import array_dict, is_object_kind, kind_of_object
 from ..guards import global_kind
@@ -33,6 +34,10 @@ def kind_of(value):
     if type(value) is np.ndarray:
         return value.shape if value.ndim else TENSOR
     if _is_foreign_array(value):
+        if any(not isinstance(n, int) or n != n for n in value.shape):
+            raise S2SGradError(f"an argument's shape {value.shape} is not known (a Dask array with unknown chunk "
+                               "sizes): generated code is specialized on shapes",
+                               hint="call x.compute_chunk_sizes() (Dask) before differentiating")
         return tuple(value.shape) if value.ndim else TENSOR
     described = kind_of_object(value)           # a record, a container of records, a generator
     if described is not None:
