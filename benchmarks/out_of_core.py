@@ -79,12 +79,13 @@ def main(sizes: list[float]) -> None:
     load = os.getloadavg()[0]
     lines = ["# Out of core: a logistic-regression gradient over a Dask dataset", "",
              f"Two worker processes (`LocalCluster(n_workers=2, processes=True)`, one thread each) on "
-             f"{os.cpu_count()} cores, {platform.python_version()}, load average {load:.1f} at the end; X of "
-             f"{FEATURES} float64 features in chunks of {CHUNK_ROWS:,} rows (128 MiB), drawn chunk by chunk on the "
-             "workers by `dask.array.random` inside the gradient's computation (never held whole); y likewise. "
-             "Time: `sg.grad(logistic_loss)(w, X, y).compute()`, code generation included. Peak memory: the larger "
-             "worker's peak resident set. Error: the largest difference from the NumPy gradient computed chunk by "
-             "chunk, relative to its largest entry.", "",
+             f"{os.cpu_count()} cores shared with other work, Python {platform.python_version()}, load average "
+             f"{load:.1f} at the end; X of {FEATURES} float64 features in chunks of {CHUNK_ROWS:,} rows (128 MiB), "
+             "drawn chunk by chunk on the workers by `dask.array.random` inside the gradient's computation (never "
+             "held whole); y likewise. Time: `sg.grad(logistic_loss)(w, X, y).compute()`, code generation included. "
+             "Peak memory: the larger worker's peak resident set since the cluster started (sizes run in the order "
+             "listed). Error: the largest difference from the NumPy gradient computed chunk by chunk, relative to "
+             "its largest entry.", "",
              "| data (GiB) | rows | chunks | time (s) | GiB/s | peak per worker (MiB) | error |",
              "|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
