@@ -26,7 +26,7 @@ from ..analysis.activity import SCALAR, TENSOR
 from ..analysis.dtypes import dtype_of
 from ..errors import S2SGradError, WrtError
 from ..ir.names import identifier
-from ..pipeline.kinds import kind_of
+from ..pipeline.kinds import array_namespace_of, kind_of
 from ..runtime import zeros_like
 from .derivatives import (
     ONE,
@@ -63,6 +63,11 @@ def _prepared(f, names: list[str], args, kwargs) -> tuple[list, tuple]:
     params = parameter_names(f)
     for name in names:
         check_differentiable(f, name, values[params.index(name)])
+    space = array_namespace_of(values)
+    if space is not None:
+        raise S2SGradError(f"forward mode (jvp, hvp) runs on NumPy arrays; {f.__name__} was given arrays of {space}",
+                           hint="use reverse mode (grad, value_and_grad, vjp), which runs on them, or pass NumPy "
+                                "arrays")
     return values, tuple(kind_of(v) for v in values)
 
 

@@ -187,21 +187,24 @@ DIFFERENTIATED = frozenset(ALL - {"rows_in_place"})
 
 
 def generated(f, wrt: list[str], mode: str, kinds: tuple = (), verbose: bool = False, dtypes: tuple | None = None,
-              **options):
+              array_namespace: str | None = None, **options):
     """The compiled generated function (cached) for `f`, `wrt`, `mode` and argument kinds (and, if given,
-    the dtype descriptors of the arguments and then of the seed: see `dtypes`)."""
-    return generated_entry(f, wrt, mode, kinds, verbose, dtypes, checked_options(options))[1]
+    the dtype descriptors of the arguments and then of the seed: see `dtypes`; the module of the arguments'
+    arrays where not NumPy's)."""
+    return generated_entry(f, wrt, mode, kinds, verbose, dtypes, checked_options(options), array_namespace)[1]
 
 
-def generated_entry(f, wrt: list[str], mode: str, kinds: tuple, verbose: bool, dtypes: tuple | None, options: dict):
-    """(guard, generated function) for `f`: cached while the guard holds (see `guards`)."""
-    key = (tuple(wrt), mode, kinds, dtypes, tuple(sorted(options.items())))
+def generated_entry(f, wrt: list[str], mode: str, kinds: tuple, verbose: bool, dtypes: tuple | None, options: dict,
+                    array_namespace: str | None = None):
+    """(guard, generated function) for `f`: cached while the guard holds (see `guards`); `array_namespace`: the
+    module of the arguments' arrays where not NumPy's."""
+    key = (tuple(wrt), mode, kinds, dtypes, tuple(sorted(options.items())), array_namespace)
     hit = _CACHE.get(f, key)
     if hit is not None:
         return hit
     with guards.recording() as reads:
         module = GradientModule(checkpoint=options["checkpoint"], optimizations=options["optimize"],
-                                sparse=options["sparse"])
+                                sparse=options["sparse"], array_namespace=array_namespace)
         params = parameter_names(f)
         arg_kinds = dict(zip(params, kinds))
         arg_dtypes = dict(zip(params, dtypes)) if dtypes is not None else None
@@ -294,9 +297,11 @@ def in_argument_dtypes(grads, wrt_args: list, many: bool):
         if is_record(x) and type(g) is type(x):
             return record_complete({k: cast(record_fields(g)[k], v) for k, v in record_fields(x).items()
                                     if is_differentiable(v)}, g, lambda part, _: part)
+        if hasattr(g, "rechunk") and getattr(x, "chunks", None) not in (None, g.chunks) and g.shape == x.shape:
+            return g.rechunk(x.chunks)             # (a Dask gradient has its argument's chunks)
         dtype = getattr(x, "dtype", None)
-        if dtype is not None and dtype.kind == "f" and dtype != np.float64 and isinstance(g, (np.ndarray, np.generic)) \
-                and g.dtype != dtype and g.dtype.kind == "f":
+        if isinstance(dtype, np.dtype) and dtype.kind == "f" and dtype != np.float64 \
+                and isinstance(g, (np.ndarray, np.generic)) and g.dtype != dtype and g.dtype.kind == "f":
             return g.astype(dtype) if isinstance(g, np.ndarray) else dtype.type(g)
         return g
     if many:
@@ -320,7 +325,7 @@ def refuse_complex(f, names: list[str], derivatives) -> None:
             pending += record_fields(leaf).values()
             continue
         values = leaf.values if isinstance(leaf, SparseGrad) else leaf
-        if isinstance(values, complex) or getattr(values, "dtype", None) is not None and values.dtype.kind == "c":
+        if isinstance(values, complex) or "complex" in str(getattr(values, "dtype", "")):
             raise UnsupportedSyntax(f"a complex value lies between {', '.join(map(repr, names))} and the "
                                     f"output of {f.__name__}: s2sgrad differentiates real arithmetic only",
                                     return_location(f), COMPLEX_HINT)

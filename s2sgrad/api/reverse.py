@@ -21,7 +21,7 @@ from ..errors import NonScalarOutput, S2SGradError, WrtError
 from ..frontend.lower import lowered_source
 from ..frontend.parse import call_signature
 from ..optimizations import Optimize
-from ..pipeline.kinds import kinds_of
+from ..pipeline.kinds import array_namespace_of, kinds_of
 from ..schedules import Schedule
 from .derivatives import ONE, Term, arg_direction, attach, derivative_source, spec_of, transform
 from .forward import source as forward_source
@@ -111,15 +111,17 @@ def _make(f, wrt: Wrt, mode: str, verbose: bool, options: dict):
                 check_differentiable(f, name, value)
             kinds = kinds_of(bound)
             dtypes = tuple(map(dtype_of, (*bound, *seed)))
-            entry = compiled.get((kinds, dtypes))
+            space = array_namespace_of(bound)
+            entry = compiled.get((kinds, dtypes, space))
             if entry is not None and (entry[0].check() or entry[0].take_in()):
                 return bound, seed, entry
             fresh = call.current()
             if fresh is call:
                 break
             call = fresh                        # f's code or defaults changed: bind the arguments again
-        entry = compiled[kinds, dtypes] = generated_entry(f, call.names, mode, kinds_of(bound, with_values=True),
-                                                          verbose, dtypes, options)
+        entry = compiled[kinds, dtypes, space] = generated_entry(f, call.names, mode,
+                                                                 kinds_of(bound, with_values=True), verbose, dtypes,
+                                                                 options, space)
         while len(compiled) > CACHE_LIMIT:
             del compiled[next(iter(compiled))]
         return bound, seed, entry
@@ -278,7 +280,8 @@ def _source(f, wrt, mode, stage, args, checkpoint, optimize, sparse, unknown) ->
         vectors = [p for p, k in zip(parameter_names(f), kinds) if isinstance(k, tuple) and len(k) == 1]
         return lowered_source(f, scalars, vectors)
     names = list(dict.fromkeys(name for name, _ in wrt_targets(f, wrt)[0]))   # an item of *args: all of them
-    return generated(f, names, mode, kinds, dtypes=dtypes, **options).source
+    space = array_namespace_of(values) if values is not None else None
+    return generated(f, names, mode, kinds, dtypes=dtypes, array_namespace=space, **options).source
 
 
 def check_grad(f: Callable, *args, wrt: Wrt = 0, eps: float = 1e-6, seed: int = 0) -> float:

@@ -13,13 +13,16 @@ from __future__ import annotations
 import builtins
 import inspect
 import linecache
+import sys
 import textwrap
 from dataclasses import dataclass, field
 
 import gast
+import numpy as np
 
 from .. import guards
 from ..errors import Location, SourceNotFound, UnsupportedSyntax
+from .array_namespaces import read_as_numpy
 from .signatures import flatten
 
 MISSING = guards.MISSING
@@ -160,6 +163,9 @@ def parse_function(fn) -> ParsedFunction:
     if (tree.args.vararg or tree.args.kwarg) and hasattr(fn, "__wrapped__"):
         _pass_arguments_on(parsed, call_signature(fn))
     flatten(tree)
+    if "array_api_compat" in sys.modules and read_as_numpy(tree, parsed.resolve, parsed.location) \
+            and parsed.resolve("np") is not np:
+        parsed.closure["np"] = np       # (the array API's functions read as NumPy's, in a module without np)
     return parsed
 
 

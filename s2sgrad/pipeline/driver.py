@@ -24,6 +24,7 @@ only where ``optimize=`` switches it on:
 from __future__ import annotations
 
 import ast
+import importlib
 import os
 import re
 from collections.abc import Callable, Collection, Sequence
@@ -50,6 +51,7 @@ from ..analysis.liveness import is_scalar_output
 from ..analysis.randomness import save_states_for_recomputation
 from ..backend.coalesce import coalesce, live_in
 from ..backend.codegen import comment_line, compile_module, drop_broadcasts, fold, merge_collections, render, unshare
+from ..backend.namespaces import to_namespace
 from ..backend.peephole import simplify_arithmetic
 from ..backend.scalar_expressions import scalar_expressions
 from ..backend.vectorize import vectorize
@@ -71,6 +73,7 @@ from ..ir.syntax import origin, origin_of
 from ..ir.syntax import store as _store
 from ..ir.trees import walk
 from ..optimizations import ALL
+from ..runtime import namespaced
 from ..transforms.reverse import Reverse
 from ..transforms.reverse.assignments import rule_label
 from ..transforms.rule_lookup import public_name
@@ -176,11 +179,15 @@ GRADIENT_PASSES: tuple[Pass, ...] = (
 """The passes of reverse mode's generated functions, in the order they run."""
 
 
-def imports(functions: list) -> str:
-    """The import lines the generated functions need, and no others."""
+def imports(functions: list, array_namespace: str | None = None) -> str:
+    """The import lines the generated functions need, and no others (with `array_namespace`, the module of the
+    arguments' arrays, bound to ``xp``, and the runtime helpers written for it)."""
     used = {n.id for f in functions for n in walk(f) if isinstance(n, ast.Name)}
-    lines = [line for name, line in (("math", "import math"), ("np", "import numpy as np")) if name in used]
+    lines = [line for name, line in (("math", "import math"), ("np", "import numpy as np"),
+                                     ("xp", f"import {array_namespace} as xp")) if name in used]
     lines.append("from s2sgrad.runtime import *")
+    if array_namespace is not None:
+        lines.append("from s2sgrad.runtime.namespaced import *")
     schedules = [s for s in SCHEDULES if s in used]
     if schedules:
         lines.append(f"from s2sgrad.schedules import {', '.join(schedules)}")
@@ -228,8 +235,10 @@ class GradientModule:
     recomputes = True         # runs `recompute` functions again (forward mode does not)
     passes = GRADIENT_PASSES  # what each generated function goes through, in order (see `run_passes`)
 
-    def __init__(self, checkpoint=None, optimizations: frozenset[str] = ALL, sparse: bool = False):
+    def __init__(self, checkpoint=None, optimizations: frozenset[str] = ALL, sparse: bool = False,
+                 array_namespace: str | None = None):
         self.checkpoint = checkpoint            # schedule for outermost loops without their own marker
+        self.array_namespace = array_namespace  # the module of the arguments' arrays where not NumPy's
         self.optimizations = optimizations      # names from `optimizations.OPTIMIZATIONS`
         self.sparse = sparse
         self.functions: list[ast.FunctionDef] = []
@@ -479,13 +488,18 @@ class GradientModule:
     # ---------------------------------------------------------------- output
 
     def source(self) -> str:
-        return render(self.functions, HEADER.format(origin=self.origin) + imports(self.functions))
+        if self.array_namespace is not None:
+            self.functions = [to_namespace(f, self.array_namespace) for f in self.functions]
+        return render(self.functions, HEADER.format(origin=self.origin) + imports(self.functions, self.array_namespace))
 
     def compile(self, name: str) -> dict:
         """Run the module (its file named after the user's module and function and `name`, the generated
         function's: ``mymodule.loss.dloss_dx.<hash>.py``, see `source_files`); returns its namespace."""
         namespace = {"__name__": "s2sgrad.generated", "np": __import__("numpy"), "math": __import__("math")}
         namespace.update({k: getattr(runtime, k) for k in runtime.__all__})
+        if self.array_namespace is not None:
+            namespace["xp"] = importlib.import_module(self.array_namespace)
+            namespace.update({k: getattr(namespaced, k) for k in namespaced.__all__})
         namespace.update({k: getattr(schedules, k) for k in ("Online", "Periodic", "Revolve")})
         namespace.update(self.user_globals())
         self.compiled_source = self.source()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..analysis.activity import DICT, INT, SCALAR, SEQ, TENSOR, Fields
+from ..errors import S2SGradError
 from ..frontend.callable_values import Static, is_static
 from ..frontend.objects import array_dict, is_object_kind, kind_of_object
 from ..guards import global_kind
@@ -32,6 +33,12 @@ def kind_of(value):
         return plain
     if type(value) is np.ndarray:
         return value.shape if value.ndim else TENSOR
+    if _is_foreign_array(value):
+        if any(not isinstance(n, int) or n != n for n in value.shape):
+            raise S2SGradError(f"an argument's shape {value.shape} is not known (a Dask array with unknown chunk "
+                               "sizes): generated code is specialized on shapes",
+                               hint="call x.compute_chunk_sizes() (Dask) before differentiating")
+        return tuple(value.shape) if value.ndim else TENSOR
     described = kind_of_object(value)           # a record, a container of records, a generator
     if described is not None:
         return described
@@ -50,6 +57,47 @@ def kind_of(value):
     if isinstance(value, np.ndarray) and value.ndim:
         return value.shape
     return TENSOR
+
+
+_FOREIGN_MODULES = frozenset({"dask", "torch", "jax", "jaxlib", "cupy", "array_api_strict"})
+
+
+def _is_foreign_array(value) -> bool:
+    """An array of another namespace than NumPy's (Dask, PyTorch, JAX, CuPy, any with ``__array_namespace__``)?"""
+    cls = type(value)
+    return (cls.__module__.partition(".")[0] in _FOREIGN_MODULES or hasattr(cls, "__array_namespace__")) \
+        and not isinstance(value, (np.ndarray, np.generic)) and hasattr(value, "shape") and hasattr(value, "ndim")
+
+
+def array_namespace_of(values) -> str | None:
+    """The module name of the array namespace of the arrays among `values` that are not NumPy's (looked into lists,
+    tuples and dicts; through `array_api_compat`), None where all are NumPy's: generated code is specialized on it.
+
+        >>> import numpy as np
+        >>> array_namespace_of([np.ones(2), 1.0]) is None
+        True
+    """
+    for value in values:                        # (it runs on every call: NumPy's arguments first)
+        if type(value) is not np.ndarray and type(value) not in _PLAIN_KINDS:
+            break
+    else:
+        return None
+    foreign = []
+    pending = list(values)
+    while pending:
+        value = pending.pop()
+        if type(value) is np.ndarray or type(value) in _PLAIN_KINDS:
+            continue
+        if isinstance(value, (list, tuple)):
+            pending.extend(value)
+        elif isinstance(value, dict):
+            pending.extend(value.values())
+        elif _is_foreign_array(value):
+            foreign.append(value)
+    if not foreign:
+        return None
+    import array_api_compat
+    return array_api_compat.array_namespace(*foreign).__name__
 
 
 def kinds_of(values, with_values: bool = False) -> tuple:
@@ -78,4 +126,4 @@ def structure_fields(kinds: dict) -> dict:
             if isinstance(k, Fields) or is_object_kind(k)}
 
 
-__all__ = ["kind_of", "kinds_of", "constant_kind", "structure_fields"]
+__all__ = ["kind_of", "kinds_of", "array_namespace_of", "constant_kind", "structure_fields"]

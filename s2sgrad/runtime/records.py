@@ -31,7 +31,8 @@ import numpy as np
 from ..errors import S2SGradError
 
 _REGISTERED: dict = {}          # class -> (flatten, unflatten), as JAX's register_pytree_node takes them
-_FOREIGN = {"numpy", "scipy", "s2sgrad", "gast"} | set(sys.stdlib_module_names)
+_FOREIGN = {"numpy", "scipy", "s2sgrad", "gast", "dask", "torch", "jax", "jaxlib", "cupy", "array_api_strict",
+            "array_api_compat"} | set(sys.stdlib_module_names)
 
 
 def register(cls: type, flatten, unflatten) -> None:
