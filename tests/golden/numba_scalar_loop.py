@@ -39,10 +39,8 @@ def dscalar_while_dx(x, n, dy=1.0):
         sin = sin_stack[sin_stack_top]
         y_stack_top -= 1
         y = y_stack[y_stack_top]
-        dprod = dy  # test_numba_backend.py:27
-        dy = dy * 0.5
-        dx += dprod * sin
-        dy += dprod * x * math.cos(y)
+        dx += dy * sin  # test_numba_backend.py:27
+        dy = dy * 0.5 + dy * x * math.cos(y)
     dx += dy  # test_numba_backend.py:24
     return dx
 
