@@ -4,6 +4,7 @@ no such form is refused at the user's line; NumPy's ``out=`` becomes an assignme
 immutable); and a runtime helper written for NumPy alone is refused.
 
     >>> import ast
+import importlib
     >>> fn = ast.parse("def f(x):\\n    y = np.concatenate([np.exp(x), x])\\n    return np.sum(y, axis=0)").body[0]
     >>> print(ast.unparse(to_namespace(fn, "array_api_strict")))
     def f(x):
@@ -13,6 +14,7 @@ immutable); and a runtime helper written for NumPy alone is refused.
 from __future__ import annotations
 
 import ast
+import importlib
 
 from .. import runtime
 from ..errors import UnsupportedSyntax
@@ -149,7 +151,7 @@ class _Rewrite(ast.NodeTransformer):
         if dotted is None or not dotted.startswith("np."):
             return self.generic_visit(node)
         form = ARRAY_API.get(dotted)
-        if form is None:
+        if form is None or not _provided(form, self.namespace):
             raise UnsupportedSyntax(f"{dotted} has no array API form: a gradient on {self.namespace} arrays "
                                     "cannot call it", self.location,
                                     hint="compute it with the array API's functions, or pass NumPy arrays")
@@ -186,6 +188,23 @@ class _Rewrite(ast.NodeTransformer):
                                     f"a gradient on {self.namespace} arrays cannot use it", self.location,
                                     hint="pass NumPy arrays, or write this step with the array API's functions")
         return node
+
+
+def _provided(form: str, namespace: str) -> bool:
+    """Does the namespace (a module's name) have the function `form` names, where that is one of its own
+    (``xp.linalg.slogdet``: the array API's optional extensions are not in every library)?
+
+        >>> _provided("xp.linalg.inv", "array_api_strict"), _provided("xp.linalg.no_such", "array_api_strict")
+        (True, False)
+    """
+    if not form.startswith("xp.") or "(" in form:
+        return True
+    value = importlib.import_module(namespace)
+    for part in form.split(".")[1:]:
+        value = getattr(value, part, None)
+        if value is None:
+            return False
+    return True
 
 
 def _index_value(node: ast.expr) -> ast.expr:

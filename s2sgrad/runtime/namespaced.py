@@ -219,8 +219,11 @@ def xp_broadcast_to(xp, a, shape):
 
 
 def xp_expand_dims(xp, a, axis):
-    """``np.expand_dims(a, axis)`` in the namespace `xp`, for several axes too."""
+    """``np.expand_dims(a, axis)`` in the namespace `xp`, for several axes too (of a Python number: of the
+    namespace's 0-d array of it)."""
     axes = axis if isinstance(axis, tuple) else (axis,)
+    if type(a) in _NUMBERS:
+        a = xp.asarray(a)
     ndim = a.ndim + len(axes)
     for each in sorted(x % ndim for x in axes):
         a = xp.expand_dims(a, axis=each)
