@@ -4,7 +4,6 @@ no such form is refused at the user's line; NumPy's ``out=`` becomes an assignme
 immutable); and a runtime helper written for NumPy alone is refused.
 
     >>> import ast
-import importlib
     >>> fn = ast.parse("def f(x):\\n    y = np.concatenate([np.exp(x), x])\\n    return np.sum(y, axis=0)").body[0]
     >>> print(ast.unparse(to_namespace(fn, "array_api_strict")))
     def f(x):
