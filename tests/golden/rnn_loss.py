@@ -29,10 +29,9 @@ def drnn_loss_dW_U_b(W, U, b, xs, dsum=1.0):
     x_rows = xs[:trips][::-1]
     dsum_rows = h_2_rows * h_2_rows  # showcase.py:19
     np.subtract(1.0, dsum_rows, out=dsum_rows)
-    for trip, dmatmul in enumerate(dsum_rows):  # showcase.py:18
+    for dmatmul in dsum_rows:  # showcase.py:18
         dmatmul *= dh  # showcase.py:19
-        if trip + 1 < trips:  # the first trip's input has no gradient
-            dh = W.T @ dmatmul  # showcase.py:19
+        dh = W.T @ dmatmul
     db += np.sum(dsum_rows, 0)
     dU += dsum_rows.T @ x_rows
     dW += dsum_rows.T @ h_rows

@@ -31,7 +31,7 @@ from .assignments import Reuse, derivative_rule, merge_twins, rule_label
 from .batching import Batching, PieceBatches
 from .calls import Calls
 from .checkpointing import CheckpointedLoop, backward_checkpointed, schedule_of, trips_of
-from .last_trip import skip_in_last_trip
+from .last_trip import over_items, skip_in_last_trip
 from .loops import receivers, written_in_place
 from .recording import BranchRecord, Recording, key
 from .syntax import pop
@@ -243,7 +243,7 @@ class BackwardSweep:
             out.append(noted(_assign(carry.value, pop(carry.stack), loop.loc), "the loop's final value"))
         trip = "_"
         silent = {adjoints.name(loop.params[k]) for k in carried if not adjoints.is_active(loop.inits[k])}
-        if silent:
+        if silent and over_items(loop, self.analysis.shapes):
             counter = self.names.fresh("trip")
             skipping = skip_in_last_trip(body, silent, counter, record.trips)
             if skipping is not None:

@@ -19,11 +19,32 @@ the adjoint it would compute is read by no later trip and by nothing after the l
 from __future__ import annotations
 
 import ast
+import operator
 
+from ...ir import primitives
+from ...ir.nodes import Assign, Op, Var, While
 from ...ir.syntax import name as _name
 from ...ir.syntax import noted
 
 NOTE = "the first trip's input has no gradient"
+
+
+def over_items(loop: While, shapes) -> bool:
+    """Does `loop` go over the items of a list or tuple (``for W, b in layers``: it reads ``layers[k]`` by its
+    counter, and `shapes` knows no array shape of ``layers``)? Such a loop has a few trips, each a layer's work,
+    so its last one is worth skipping from; a long loop (over a range or an array's rows) would pay the test
+    on every trip to save one."""
+    counters = set(loop.params)
+
+    def reads_an_item(stmt) -> bool:
+        if not (isinstance(stmt, Assign) and isinstance(stmt.value, Op) and len(stmt.value.args) == 2):
+            return False
+        container, index = stmt.value.args
+        if not (isinstance(index, Var) and index.name in counters):
+            return False
+        return stmt.value.fn is primitives.seq_getitem \
+            or stmt.value.fn is operator.getitem and not isinstance(shapes.of(container), tuple)
+    return any(reads_an_item(stmt) for stmt in loop.body)
 
 
 def skip_in_last_trip(body: list, silent: set, trip: str, trips: str) -> list | None:
@@ -104,4 +125,4 @@ def names_in(stmt: ast.stmt) -> set:
     return {node.id for node in ast.walk(stmt) if isinstance(node, ast.Name)}
 
 
-__all__ = ["skip_in_last_trip"]
+__all__ = ["over_items", "skip_in_last_trip"]
