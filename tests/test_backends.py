@@ -270,3 +270,17 @@ def test_a_dask_array_of_unknown_shape_is_refused():
     x = da.from_array(np.arange(6.0), chunks=2)
     with pytest.raises(sg.S2SGradError, match="shape .* is not known"):
         sg.grad(lambda v: np.sum(v * v))(x[x > 2.0])
+
+
+def names_a_value_xp(x):
+    xp = x * 2.0
+    return np.sum(xp * x)
+
+
+def test_a_name_generated_code_binds_for_the_namespace_is_refused():
+    """``xp`` is the namespace in generated code for other arrays: a variable of the user's with that name is
+    refused there with the hint to rename it (NumPy arguments are not concerned)."""
+    strict = pytest.importorskip("array_api_strict")
+    np.testing.assert_allclose(sg.grad(names_a_value_xp)(np.ones(2)), 4.0 * np.ones(2))
+    with pytest.raises(UnsupportedSyntax, match="'xp' is the one generated code for array_api_strict arrays gives"):
+        sg.grad(names_a_value_xp)(strict.asarray(np.ones(2)))

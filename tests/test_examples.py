@@ -29,8 +29,9 @@ def number(pattern: str, text: str) -> float:
 
 
 def test_every_example_is_tested():
-    """Each example has a test here, but quickstart.py, which tests/test_api.py runs."""
-    tested = {"quickstart.py", "scipy_fit.py", "numpy_nn.py", "ode_fit.py"}
+    """Each example has a test here, but quickstart.py, which tests/test_api.py runs, and dask_cluster.py, which
+    tests/test_dask_cluster.py runs."""
+    tested = {"quickstart.py", "scipy_fit.py", "numpy_nn.py", "ode_fit.py", "dask_cluster.py"}
     assert {p.name for p in (ROOT / "examples").glob("*.py")} == tested
 
 

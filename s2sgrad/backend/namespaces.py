@@ -59,6 +59,14 @@ _NUMPY_HELPERS = frozenset(runtime.__all__) - NEUTRAL_HELPERS - set(namespaced._
 def to_namespace(fn: ast.FunctionDef, namespace: str) -> ast.FunctionDef:
     """`fn` (changed in place) calling the array API (``xp.*``) where it called NumPy; the user's line in the
     refusal of a name with no array API form."""
+    taken = {a.arg for a in fn.args.args + fn.args.kwonlyargs} \
+        | {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    clash = sorted(taken & ({"xp"} | set(namespaced.__all__)))
+    if clash:
+        where = next((origin_of(stmt) for stmt in fn.body if origin_of(stmt) is not None), None)
+        raise UnsupportedSyntax(f"the name {clash[0]!r} is the one generated code for {namespace} arrays gives "
+                                f"to its own {'array namespace' if clash[0] == 'xp' else 'helper'}", where,
+                                hint=f"rename {clash[0]!r} in the function differentiated")
     _Rewrite(namespace).run(fn.body)
     return fn
 

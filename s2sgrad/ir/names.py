@@ -15,14 +15,13 @@ import re
 import numpy as np
 
 from .. import runtime, schedules
-from ..runtime import namespaced
 
 SCHEDULES = ("Online", "Periodic", "Revolve")
 # What generated code means by a name of its own (`generated_names`): no variable of the user's takes one of
 # these names (the user's ``like`` becomes ``like_1``), and a global of the user's that has one of them and is
 # something else is renamed in generated code. Builtins among them: those the code around derivative rules
 # calls, and those the rule templates call (`TEMPLATE_BUILTINS`, user rules included).
-GENERATED = {"np", "xp", "math", "operator", "builtins", *runtime.__all__, *namespaced.__all__, *SCHEDULES,
+GENERATED = {"np", "math", "operator", "builtins", *runtime.__all__, *SCHEDULES,
              "float", "len", "list", "min", "range", "slice", "sum", "tuple", "zip"}
 OWN = GENERATED | set(keyword.kwlist) | {"_"}        # ``_`` is the counter of generated backward loops
 RESERVED = OWN | set(keyword.softkwlist) | set(dir(builtins))       # no generated name is one of these

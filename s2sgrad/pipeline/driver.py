@@ -183,8 +183,9 @@ def imports(functions: list, array_namespace: str | None = None) -> str:
     """The import lines the generated functions need, and no others (with `array_namespace`, the module of the
     arguments' arrays, bound to ``xp``, and the runtime helpers written for it)."""
     used = {n.id for f in functions for n in walk(f) if isinstance(n, ast.Name)}
-    lines = [line for name, line in (("math", "import math"), ("np", "import numpy as np"),
-                                     ("xp", f"import {array_namespace} as xp")) if name in used]
+    lines = [line for name, line in (("math", "import math"), ("np", "import numpy as np")) if name in used]
+    if array_namespace is not None and "xp" in used:
+        lines.append(f"import {array_namespace} as xp")
     lines.append("from s2sgrad.runtime import *")
     if array_namespace is not None:
         lines.append("from s2sgrad.runtime.namespaced import *")
