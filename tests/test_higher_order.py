@@ -20,7 +20,7 @@ from s2sgrad.api.forward import grad_of_grad, hessian, hvp, source
 from s2sgrad.api.generation import dot_hint, forward_generated
 
 STEP = 1e-4
-HVP_PROGRAMS = int(os.environ.get("S2SGRAD_HVP_PROGRAMS", "12"))     # random programs through hvp (more: set it)
+HVP_PROGRAMS = int(os.environ.get("S2SGRAD_HVP_PROGRAMS", "8"))     # random programs through hvp (more: set it)
 
 
 def rand(*shape, seed=0, low=None, high=None):

@@ -29,11 +29,11 @@ gradient, the generated gradient code.
 
 Sizes: the hypothesis test checks ``S2SGRAD_PROGRAMS`` programs (default 40) and
 the fixed-seed sweep (plain ``random.Random(seed)``, no shrinking, reports every
-failing seed) ``S2SGRAD_SWEEP`` programs (default: 120, or ``S2SGRAD_PROGRAMS``
+failing seed) ``S2SGRAD_SWEEP`` programs (default: 100, or ``S2SGRAD_PROGRAMS``
 if larger), so CI stays short. The helper sweep checks ``S2SGRAD_HELPER_PROGRAMS``
 programs (default 20) in which every program calls helpers, and checks every tenth
 also through ``jvp`` (against ``<grad, v>``) and ``hvp`` (against differences of
-``grad``); the builtin sweep, ``S2SGRAD_BUILTIN_PROGRAMS`` programs (default 30) with Python's builtins in
+``grad``); the builtin sweep, ``S2SGRAD_BUILTIN_PROGRAMS`` programs (default 20) with Python's builtins in
 their expressions (``max``, ``min``, ``abs``, ``sum``, ``sorted``, ``pow``, ``math.fsum``; their ties and kinks
 are instrumented like comparisons), likewise. A larger local run::
 
@@ -69,9 +69,9 @@ from s2sgrad.frontend.lower import assert_true
 from s2sgrad.ir import primitives
 
 PROGRAMS = int(os.environ.get("S2SGRAD_PROGRAMS", "40"))
-SWEEP = int(os.environ.get("S2SGRAD_SWEEP", str(max(120, PROGRAMS))))
+SWEEP = int(os.environ.get("S2SGRAD_SWEEP", str(max(100, PROGRAMS))))
 HELPER_SWEEP = int(os.environ.get("S2SGRAD_HELPER_PROGRAMS", "20"))
-BUILTIN_SWEEP = int(os.environ.get("S2SGRAD_BUILTIN_PROGRAMS", "30"))
+BUILTIN_SWEEP = int(os.environ.get("S2SGRAD_BUILTIN_PROGRAMS", "20"))
 HIGHER_EVERY = 10       # the helper sweep checks jvp and hvp on every tenth program
 
 EPS = 1e-6
