@@ -346,8 +346,7 @@ class _Printer:
 
     def block(self, stmts, indent):
         self.previous = None
-        kept = [stmt for stmt in stmts if not (isinstance(stmt, ast.If) and _does_nothing(stmt))]
-        for stmt in kept or [ast.Pass()]:
+        for stmt in stmts:
             self.stmt(stmt, indent)
 
     def stmt(self, stmt, indent):
@@ -459,14 +458,3 @@ def compile_module(source: Source, stem: str, namespace: dict) -> tuple[dict, st
     namespace[SOURCE_GLOBAL] = source
     exec(compile(source, filename, "exec"), namespace)
     return namespace, filename
-
-
-def _does_nothing(stmt: ast.If) -> bool:
-    """``if c: pass`` (no ``else``, or ``else: pass``) with a test that calls nothing: a test whose every
-    statement a pass took away.
-
-        >>> _does_nothing(ast.parse("if trip + 1 < trips:\\n    pass").body[0])
-        True
-    """
-    return all(isinstance(s, ast.Pass) for s in stmt.body + stmt.orelse) \
-        and not any(isinstance(node, ast.Call) for node in ast.walk(stmt.test))
