@@ -102,6 +102,32 @@ def test_new_sizes_reuse_the_code_and_new_patterns_regenerate(case):
         assert (made > 0) == generates, f"{case} at n={n}, d={d}: {made} generations"
 
 
+@pytest.mark.parametrize("mode", ["jvp", "hvp"])
+@pytest.mark.parametrize("case", ["bias (d,)", "matmul", "reductions", "loop", "mlp"])
+def test_forward_mode_reuses_its_code_at_new_sizes(case, mode):
+    f, wrt, make = CASES[case]
+    f = types.FunctionType(f.__code__, f.__globals__, f.__name__)     # code cached for this case alone
+    wrt = wrt if isinstance(wrt, int) else wrt[0]
+    derivative = (sg.jvp if mode == "jvp" else sg.hvp)(f, wrt)
+    gradient = sg.grad(f, wrt)
+    r = np.random.default_rng(4)
+    eps = 1e-6
+    for (n, d), generates in SIZES:
+        args = list(make(r, n, d))
+        v = r.normal(size=np.shape(args[wrt]))
+        before = generations()
+        out = derivative(*args, v)
+        made = generations() - before
+        assert (made > 0) == generates, f"{case} {mode} at n={n}, d={d}: {made} generations"
+        moved = [list(args), list(args)]
+        moved[0][wrt], moved[1][wrt] = args[wrt] + eps * v, args[wrt] - eps * v
+        if mode == "jvp":
+            np.testing.assert_allclose(out[1], (f(*moved[0]) - f(*moved[1])) / (2 * eps), rtol=1e-5, atol=1e-7)
+        else:
+            expected = (gradient(*moved[0]) - gradient(*moved[1])) / (2 * eps)
+            np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-6)
+
+
 def test_one_generated_function_serves_every_size_of_a_pattern():
     df = sg.grad(loop_over_rows, (0, 1, 2))
     r = np.random.default_rng(1)

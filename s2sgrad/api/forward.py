@@ -26,7 +26,7 @@ from ..analysis.activity import SCALAR, TENSOR
 from ..analysis.dtypes import dtype_of
 from ..errors import S2SGradError, WrtError
 from ..ir.names import identifier
-from ..pipeline.kinds import array_namespace_of, kind_of
+from ..pipeline.kinds import array_namespace_of, kinds_of
 from ..runtime import zeros_like
 from .derivatives import (
     ONE,
@@ -68,7 +68,7 @@ def _prepared(f, names: list[str], args, kwargs) -> tuple[list, tuple]:
         raise S2SGradError(f"forward mode (jvp, hvp) runs on NumPy arrays; {f.__name__} was given arrays of {space}",
                            hint="use reverse mode (grad, value_and_grad, vjp), which runs on them, or pass NumPy "
                                 "arrays")
-    return values, tuple(kind_of(v) for v in values)
+    return values, kinds_of(values, with_values=True)
 
 
 def _split_last(args: tuple, what: str, f) -> tuple[tuple, object]:
@@ -269,7 +269,7 @@ def source(f: Callable, wrt=0, *, mode: str = "forward", args=None) -> str:
     if spec_of(f) is not None:
         return derivative_source(f, wrt, mode, args)
     names, _ = wrt_names(f, wrt)
-    kinds = tuple(kind_of(v) for v in call_values(f, args, {})) if args is not None else ()
+    kinds = kinds_of(call_values(f, args, {}), with_values=True) if args is not None else ()
     if mode == "forward":
         return forward_generated(f, names, kinds).source
     if mode == "hvp":

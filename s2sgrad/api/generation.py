@@ -386,6 +386,7 @@ def forward_generated(f, wrt: list[str], kinds: tuple = (), verbose: bool = Fals
             return _numba_entry(f, key, reads, module, node.name, dict(zip(params, kinds)), verbose,
                                 lambda: forward_generated(f, wrt, kinds, False, hint, name, dtypes), cache,
                                 numbers | {tangents[p] for p in numbers if p in tangents})[1]
+        _CACHE_COUNT[0] += 1
         namespace = module.compile(node.name)
     fn = namespace[node.name]
     fn.source = module.compiled_source
