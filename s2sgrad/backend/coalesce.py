@@ -112,7 +112,8 @@ def coalesce(fn: ast.FunctionDef, fixed: set = frozenset(), temporary: set = fro
     are versions of one variable: ``y = x`` keeps both names, ``y_1 = y`` does not.
     """
     params = {a.arg for a in fn.args.args}
-    returned = {n.id for stmt in walk(fn) if isinstance(stmt, ast.Return) and stmt.value is not None
+    nodes = list(walk(fn))                        # (walked once: below, only names are renamed)
+    returned = {n.id for stmt in nodes if isinstance(stmt, ast.Return) and stmt.value is not None
                 for n in walk(stmt.value) if isinstance(n, ast.Name)}
     liveness = _Liveness()
     liveness.block(fn.body, set(), set())
@@ -124,7 +125,7 @@ def coalesce(fn: ast.FunctionDef, fixed: set = frozenset(), temporary: set = fro
         return name
 
     members: dict[str, set] = {}
-    stored = {n.id for n in walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    stored = {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     copies = sorted(_all_copies(fn.body), key=lambda pair: base_name(pair[0]) != base_name(pair[1]))
     for target, source in copies:
         if source not in stored and source not in params:       # a global: another name would make it local
@@ -150,9 +151,9 @@ def coalesce(fn: ast.FunctionDef, fixed: set = frozenset(), temporary: set = fro
         members[rep] = group_a | group_b
     renames = {n: find(n) for n in list(classes) if find(n) != n}
     representatives = {find(n) for n in stored | set(classes)}
-    renames.update(_unversioned(fn, representatives - params - set(fixed), renames))
+    renames.update(_unversioned(fn, nodes, representatives - params - set(fixed), renames))
     if renames:
-        for node in walk(fn):
+        for node in nodes:
             if isinstance(node, ast.Name) and node.id in renames:
                 node.id = renames[node.id]
         _drop_self_copies(fn)
@@ -187,9 +188,9 @@ def _drop_self_copies(node) -> None:
         setattr(node, field, kept)
 
 
-def _unversioned(fn, representatives: set, renames: dict) -> dict:
-    """``dh_1`` -> ``dh`` where no other name in the function is ``dh``."""
-    used = {n.id for n in walk(fn) if isinstance(n, ast.Name)} | {a.arg for a in fn.args.args}
+def _unversioned(fn, nodes: list, representatives: set, renames: dict) -> dict:
+    """``dh_1`` -> ``dh`` where no other name in the function (whose `nodes` these are) is ``dh``."""
+    used = {n.id for n in nodes if isinstance(n, ast.Name)} | {a.arg for a in fn.args.args}
     used = {renames.get(n, n) for n in used}
     out = {}
     for rep in sorted(representatives):
