@@ -37,10 +37,12 @@ def _copies(stmt) -> list[tuple[str, str]]:
 
 
 class _Liveness:
-    """Backward liveness over structured code, recording interference between names."""
+    """Backward liveness over structured code, recording interference between names (between the
+    `candidates` only, if given: those whose interference is asked)."""
 
-    def __init__(self):
+    def __init__(self, candidates: set | None = None):
         self.edges: dict[str, set] = {}          # name -> names it interferes with (one direction or both)
+        self.candidates = candidates
 
     def block(self, stmts, live: set, loop_exit: set) -> set:
         for stmt in reversed(stmts):
@@ -48,6 +50,11 @@ class _Liveness:
         return live
 
     def interfere(self, stmt, defined: set, live_out: set):
+        if self.candidates is not None:
+            defined = defined & self.candidates
+            if not defined:
+                return
+            live_out = live_out & self.candidates
         copies = dict(_copies(stmt))
         for w in defined:
             others = live_out - {w, copies.get(w)}
@@ -115,7 +122,8 @@ def coalesce(fn: ast.FunctionDef, fixed: set = frozenset(), temporary: set = fro
     nodes = list(walk(fn))                        # (walked once: below, only names are renamed)
     returned = {n.id for stmt in nodes if isinstance(stmt, ast.Return) and stmt.value is not None
                 for n in walk(stmt.value) if isinstance(n, ast.Name)}
-    liveness = _Liveness()
+    copies = sorted(_all_copies(fn.body), key=lambda pair: base_name(pair[0]) != base_name(pair[1]))
+    liveness = _Liveness({name for pair in copies for name in pair})      # (only names of copies are merged)
     liveness.block(fn.body, set(), set())
     classes = {}                                  # name -> representative
 
@@ -126,7 +134,6 @@ def coalesce(fn: ast.FunctionDef, fixed: set = frozenset(), temporary: set = fro
 
     members: dict[str, set] = {}
     stored = {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-    copies = sorted(_all_copies(fn.body), key=lambda pair: base_name(pair[0]) != base_name(pair[1]))
     for target, source in copies:
         if source not in stored and source not in params:       # a global: another name would make it local
             continue
