@@ -383,9 +383,9 @@ run. Import time of s2sgrad (NumPy already imported) is not part of the first ca
 Each stage's own time (the stages it calls subtracted): parse is `inspect.getsource` and gast; lower is the
 desugaring and lowering to the functional form; analyze is activity, kinds, shapes and dtypes; reverse writes
 both sweeps (rule templates expanded); each pass of `GRADIENT_PASSES`; unparse prints the module with
-`ast.unparse`; compile is Python's `compile` and running the module; other generation is the rest of
-`generated_entry` (the driver's own work, caches, guards); first run is the generated gradient's run and the
-argument handling of the call.
+`ast.unparse`; compile is Python's `compile`, running the module and writing its file to the cache directory;
+other generation is the rest of `generated_entry` (the driver's own work, caches, guards); first run is the
+generated gradient's run and the argument handling of the call.
 
 {tables}"""
 

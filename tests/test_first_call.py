@@ -1,6 +1,8 @@
 """What makes a first call fast keeps generation exactly as it was: `ir.trees.walk` is `ast.walk`,
 `ir.trees.copy_tree` is `copy.deepcopy`, a called function's effects are found once per generation (and never
-across generations, nor where a recursive call cut its analysis short), the module is printed once."""
+across generations, nor where a recursive call cut its analysis short), a function is parsed once per generation,
+fresh names are those tried from ``_1`` on, coalescing finds the interference of copies as among all names, the
+module is printed once, the cache directory is not scanned at the first write."""
 from __future__ import annotations
 
 import ast
@@ -8,6 +10,7 @@ import copy
 import importlib.util
 import inspect
 import itertools
+import random
 import textwrap
 
 import gast
@@ -18,8 +21,11 @@ from gradcheck import assert_grad_matches_fd
 import s2sgrad as sg
 from s2sgrad import guards
 from s2sgrad.api import generation
+from s2sgrad.backend import coalesce as coalesce_module
+from s2sgrad.backend import source_files
 from s2sgrad.backend.coalesce import coalesce, live_in
-from s2sgrad.frontend import lower
+from s2sgrad.frontend import lower, parse
+from s2sgrad.ir.names import Names
 from s2sgrad.ir.syntax import origin, origin_of
 from s2sgrad.ir.trees import Transformer, copy_tree, dumps, walk
 from s2sgrad.pipeline import driver
@@ -175,6 +181,66 @@ def test_each_called_function_is_lowered_for_its_effects_once_per_generation(tmp
         assert parsed.count(name) <= 2, parsed     # once for its effects, once to generate its derivative
 
 
+def test_each_called_function_is_parsed_once_per_generation(tmp_path, monkeypatch):
+    module = load(tmp_path, CHAIN)
+    parsed = []
+    original = parse._parse
+    monkeypatch.setattr(parse, "_parse", lambda fn: parsed.append(fn.__name__) or original(fn))
+    x = np.array([0.3, -0.2, 0.5])
+    sg.grad(module.f)(x)                           # one generation
+    assert sorted(parsed) == ["f", "g1", "g2", "g3", "g4"]      # (lowered twice each: for effects, then itself)
+    assert_grad_matches_fd(module.f, [x])
+    with guards.recording():
+        first, second = parse.parse_function(module.g1), parse.parse_function(module.g1)
+    assert first.tree is second.tree and first.closure == second.closure and first.closure is not second.closure
+
+
+def test_a_parsed_functions_nodes_are_those_of_its_tree():
+    parsed = parse.parse_function(lambda x: x * 2.0)
+    assert [id(n) for n in parsed.nodes] == [id(n) for n in gast.walk(parsed.tree)]
+    parsed.tree = gast.parse("def g(y):\n    return y + 1.0").body[0]          # (as a constructor's builder does)
+    assert [id(n) for n in parsed.nodes] == [id(n) for n in gast.walk(parsed.tree)]
+
+
+def _fresh_from_one(names, hint, owner=False, reserve=False):
+    """What `Names.fresh` and `Names.reserve` hand out, trying ``hint``, ``hint_1``, ``hint_2``, ... each time."""
+    if not reserve and not owner:
+        hint = hint.strip("_") or "t"
+    candidate, k = hint, 0
+    while candidate in names.taken or (candidate in names.reserved and (
+            reserve or not (owner and candidate == hint and candidate not in names.own))):
+        k += 1
+        candidate = f"{hint}_{k}"
+    return candidate
+
+
+def test_fresh_names_are_those_tried_from_the_first_number():
+    rng = random.Random(3)
+    names, reference = Names({"x", "t_3", "like"}), Names({"x", "t_3", "like"})
+    for _ in range(600):
+        hint, owner, reserve = rng.choice(["t", "x", "dx", "like", "t_2", "_t"]), rng.random() < 0.3, \
+            rng.random() < 0.2
+        expected = _fresh_from_one(reference, hint, owner, reserve)
+        (reference.reserved if reserve else reference.taken).add(expected)
+        got = names.reserve(hint) if reserve else names.fresh(hint, owner=owner)
+        assert got == expected
+        if rng.random() < 0.05:                    # (the driver reserves the names a function uses)
+            extra = {f"{rng.choice(['t', 'dx'])}_{rng.randrange(40)}"}
+            names.reserved |= extra
+            reference.reserved |= extra
+
+
+def test_the_cache_directory_is_cleaned_when_the_process_exits_not_at_its_first_write(tmp_path, monkeypatch):
+    monkeypatch.setenv(source_files.ENVIRONMENT_VARIABLE, str(tmp_path))
+    monkeypatch.setattr(source_files, "_writes", {})
+    cleaned, registered = [], []
+    monkeypatch.setattr(source_files, "clean", cleaned.append)
+    monkeypatch.setattr(source_files.atexit, "register", lambda fn, *args: registered.append((fn, args)))
+    for k in range(source_files.CLEAN_EVERY):
+        source_files.write_source(f"x = {k}\n", "m.f.df_dx")
+    assert cleaned == [str(tmp_path)] and registered == [(source_files._clean_at_exit, (str(tmp_path),))]
+
+
 def test_the_memo_lives_as_long_as_its_recording():
     assert guards.memo() is None
     with guards.recording():
@@ -260,6 +326,32 @@ def test_coalesce_merges_copies_only_where_their_names_are_never_live_together()
     assert ast.unparse(coalesce(fn, temporary={"t", "u"})).splitlines()[1:] == [
         "    a = x * 2.0", "    c = a + a", "    a_2 = c", "    u = a_2 * x", "    return u + a_2"]
     assert live_in(fn.body) == {"x"}
+
+
+def test_coalesce_finds_the_interference_of_copies_among_all_names():
+    fn = ast.parse(textwrap.dedent("""
+        def f(x, n):
+            a = x * 2.0
+            b = a
+            s = 0.0
+            for i in range(n):
+                c = b + s
+                s_1 = c
+                if c > 0:
+                    d = s_1
+                    s = d * a
+                else:
+                    s = s_1
+                e, g = s, c
+            h = e + g
+            return h + b
+    """)).body[0]
+    copies = list(coalesce_module._all_copies(fn.body))
+    candidates = {name for pair in copies for name in pair}
+    every, some = coalesce_module._Liveness(), coalesce_module._Liveness(candidates)
+    assert every.block(fn.body, set(), set()) == some.block(fn.body, set(), set())
+    assert len(copies) == 6 and all(every.interfering(a, b) == some.interfering(a, b)
+                                    for a in candidates for b in candidates)
 
 
 def test_the_compiled_source_is_the_printed_module(tmp_path):

@@ -37,10 +37,12 @@ def _copies(stmt) -> list[tuple[str, str]]:
 
 
 class _Liveness:
-    """Backward liveness over structured code, recording interference between names."""
+    """Backward liveness over structured code, recording interference between names (between the
+    `candidates` only, if given: those whose interference is asked)."""
 
-    def __init__(self):
+    def __init__(self, candidates: set | None = None):
         self.edges: dict[str, set] = {}          # name -> names it interferes with (one direction or both)
+        self.candidates = candidates
 
     def block(self, stmts, live: set, loop_exit: set) -> set:
         for stmt in reversed(stmts):
@@ -48,6 +50,11 @@ class _Liveness:
         return live
 
     def interfere(self, stmt, defined: set, live_out: set):
+        if self.candidates is not None:
+            defined = defined & self.candidates
+            if not defined:
+                return
+            live_out = live_out & self.candidates
         copies = dict(_copies(stmt))
         for w in defined:
             others = live_out - {w, copies.get(w)}
@@ -112,9 +119,11 @@ def coalesce(fn: ast.FunctionDef, fixed: set = frozenset(), temporary: set = fro
     are versions of one variable: ``y = x`` keeps both names, ``y_1 = y`` does not.
     """
     params = {a.arg for a in fn.args.args}
-    returned = {n.id for stmt in walk(fn) if isinstance(stmt, ast.Return) and stmt.value is not None
+    nodes = list(walk(fn))                        # (walked once: below, only names are renamed)
+    returned = {n.id for stmt in nodes if isinstance(stmt, ast.Return) and stmt.value is not None
                 for n in walk(stmt.value) if isinstance(n, ast.Name)}
-    liveness = _Liveness()
+    copies = sorted(_all_copies(fn.body), key=lambda pair: base_name(pair[0]) != base_name(pair[1]))
+    liveness = _Liveness({name for pair in copies for name in pair})      # (only names of copies are merged)
     liveness.block(fn.body, set(), set())
     classes = {}                                  # name -> representative
 
@@ -124,8 +133,7 @@ def coalesce(fn: ast.FunctionDef, fixed: set = frozenset(), temporary: set = fro
         return name
 
     members: dict[str, set] = {}
-    stored = {n.id for n in walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-    copies = sorted(_all_copies(fn.body), key=lambda pair: base_name(pair[0]) != base_name(pair[1]))
+    stored = {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     for target, source in copies:
         if source not in stored and source not in params:       # a global: another name would make it local
             continue
@@ -150,9 +158,9 @@ def coalesce(fn: ast.FunctionDef, fixed: set = frozenset(), temporary: set = fro
         members[rep] = group_a | group_b
     renames = {n: find(n) for n in list(classes) if find(n) != n}
     representatives = {find(n) for n in stored | set(classes)}
-    renames.update(_unversioned(fn, representatives - params - set(fixed), renames))
+    renames.update(_unversioned(fn, nodes, representatives - params - set(fixed), renames))
     if renames:
-        for node in walk(fn):
+        for node in nodes:
             if isinstance(node, ast.Name) and node.id in renames:
                 node.id = renames[node.id]
         _drop_self_copies(fn)
@@ -187,9 +195,9 @@ def _drop_self_copies(node) -> None:
         setattr(node, field, kept)
 
 
-def _unversioned(fn, representatives: set, renames: dict) -> dict:
-    """``dh_1`` -> ``dh`` where no other name in the function is ``dh``."""
-    used = {n.id for n in walk(fn) if isinstance(n, ast.Name)} | {a.arg for a in fn.args.args}
+def _unversioned(fn, nodes: list, representatives: set, renames: dict) -> dict:
+    """``dh_1`` -> ``dh`` where no other name in the function (whose `nodes` these are) is ``dh``."""
+    used = {n.id for n in nodes if isinstance(n, ast.Name)} | {a.arg for a in fn.args.args}
     used = {renames.get(n, n) for n in used}
     out = {}
     for rep in sorted(representatives):

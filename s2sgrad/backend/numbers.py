@@ -48,12 +48,13 @@ MATH_FLOATS = frozenset({
 def number_names(fn: ast.FunctionDef, inputs: set[str]) -> set[str]:
     """The names of `fn` that hold a number wherever they hold a value; `inputs` are the names (parameters,
     globals) that hold numbers on entry."""
+    nodes = list(walk(fn))                      # (walked once: nothing below changes `fn`)
     if any(isinstance(n, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Global,
-                          ast.Nonlocal, ast.NamedExpr, ast.comprehension)) and n is not fn for n in walk(fn)):
+                          ast.Nonlocal, ast.NamedExpr, ast.comprehension)) and n is not fn for n in nodes):
         return set()                            # other scopes or bindings: not followed
     params = {a.arg for a in fn.args.args + fn.args.kwonlyargs}
     bindings: dict[str, list] = {}              # name -> the values bound to it (None: unknown)
-    for node in walk(fn):
+    for node in nodes:
         if isinstance(node, ast.Assign):
             for target in node.targets:
                 _bind(target, node.value, bindings)
@@ -62,14 +63,14 @@ def number_names(fn: ast.FunctionDef, inputs: set[str]) -> set[str]:
             _bind(node.target, value, bindings)
         elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
             bindings.setdefault(node.id, [])    # (a store these cases do not know, or one they bind below)
-    for node in walk(fn):
+    for node in nodes:
         if isinstance(node, (ast.For, ast.AnnAssign, ast.With, ast.ExceptHandler, ast.Delete)):
             for name in walk(node.target if isinstance(node, (ast.For, ast.AnnAssign)) else node):
                 if isinstance(name, ast.Name) and not isinstance(name.ctx, ast.Load):
                     bindings.setdefault(name.id, []).append(None)
     for p in params - inputs:
         bindings.setdefault(p, []).append(None)
-    stacks = _stacks(fn, bindings)
+    stacks = _stacks(nodes, bindings)
     numbers = (set(bindings) | inputs) - {n for n, values in bindings.items() if None in values}
     known_stacks = set(stacks)
     check, pushes = _Check(numbers, known_stacks), _Check(numbers, ())
@@ -127,14 +128,14 @@ def _bind(target, value, bindings: dict) -> None:
                 bindings.setdefault(name.id, []).append(None)
 
 
-def _stacks(fn, bindings: dict) -> dict[str, list]:
-    """The stacks made in `fn` (bound once, to ``Stack()``) read only by ``.push(v)``, ``.pop()`` and
+def _stacks(nodes: list, bindings: dict) -> dict[str, list]:
+    """The stacks made in a function (its `nodes`: bound once, to ``Stack()``) read only by ``.push(v)``, ``.pop()`` and
     ``.pop_rows(n)``: stack -> the values pushed onto it."""
     made = {n for n, values in bindings.items() if len(values) == 1 and isinstance(values[0], ast.Call)
             and isinstance(values[0].func, ast.Name) and values[0].func.id == "Stack" and not values[0].args}
     pushed: dict[str, list] = {s: [] for s in made}
     receivers = set()
-    for node in walk(fn):
+    for node in nodes:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
                 and isinstance(node.func.value, ast.Name) and node.func.value.id in made:
             receivers.add(id(node.func.value))
@@ -143,7 +144,7 @@ def _stacks(fn, bindings: dict) -> dict[str, list]:
                 pushed[stack].append(node.args[0])
             elif method not in ("pop", "pop_rows") or node.keywords or len(node.args) != (method == "pop_rows"):
                 pushed.pop(stack, None)
-    for node in walk(fn):
+    for node in nodes:
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in pushed \
                 and id(node) not in receivers:
             pushed.pop(node.id)                 # passed on: others may push onto it

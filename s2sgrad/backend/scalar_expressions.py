@@ -256,7 +256,8 @@ class _Liveness:
         return live
 
     def stmt(self, stmt, live: set, loop_exit: set) -> set:
-        self.after.setdefault(id(stmt), set()).update(live)
+        known = self.after.get(id(stmt))         # (`live` is a set of this statement's own: kept, not copied)
+        self.after[id(stmt)] = live if known is None else known | live
         if isinstance(stmt, ast.If):
             return set(_reads(stmt.test)) | self.block(stmt.body, set(live), loop_exit) \
                 | self.block(stmt.orelse, set(live), loop_exit)

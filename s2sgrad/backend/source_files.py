@@ -12,9 +12,10 @@ stale or planted file is never executed; one with the right name and other conte
   text: ``mymodule.loss.dloss_dx.3f2a9c0d41b7e655.py``. It is written to a temporary file in the same
   directory, then renamed over the name (``os.replace``): other processes see the old file or the new
   one, never a part.
-- Files not used for `MAX_AGE` seconds are removed, and the oldest beyond `MAX_FILES`, at a process's
-  first write and every `CLEAN_EVERY` writes after it; a file another process removes meanwhile is skipped
-  (a module's text stays in linecache in the processes that use it).
+- Files not used for `MAX_AGE` seconds are removed, and the oldest beyond `MAX_FILES`, every `CLEAN_EVERY`
+  writes of a process and when a process that wrote one exits (not at its first write, which would make a
+  first call scan the directory); a file another process removes meanwhile is skipped (a module's text
+  stays in linecache in the processes that use it).
 
     >>> import tempfile, os
     >>> os.environ["S2SGRAD_CACHE_DIR"] = tempfile.mkdtemp()
@@ -29,6 +30,7 @@ stale or planted file is never executed; one with the right name and other conte
 """
 from __future__ import annotations
 
+import atexit
 import hashlib
 import os
 import re
@@ -114,11 +116,20 @@ def write_source(text: str, stem: str) -> str | None:
                 _remove(temporary)
                 raise
         _writes[directory] = _writes.get(directory, 0) + 1
-        if _writes[directory] % CLEAN_EVERY == 1:
+        if _writes[directory] == 1:
+            atexit.register(_clean_at_exit, directory)
+        elif _writes[directory] % CLEAN_EVERY == 0:
             clean(directory)
         return path
     except OSError:
         return None
+
+
+def _clean_at_exit(directory: str) -> None:
+    try:
+        clean(directory)
+    except OSError:
+        pass                 # (the directory is gone)
 
 
 def _holds(path: str, text: str) -> bool:

@@ -30,7 +30,6 @@ import functools
 import gast
 
 from .. import runtime
-from ..ir.trees import walk
 from .comprehensions import comprehension
 
 HEADERS = (builtins.range, builtins.enumerate, builtins.zip, builtins.reversed)
@@ -67,7 +66,7 @@ class BuiltinCalls:
 
     def __init__(self, desugar):
         self.desugar = desugar
-        self.nested = {n.name for n in walk(desugar.parsed.tree) if isinstance(n, gast.FunctionDef)}
+        self.nested = {n.name for n in desugar.parsed.nodes if isinstance(n, gast.FunctionDef)}
 
     def mark_header(self, node) -> None:
         """`node` is a loop's iterable: its ``zip``/``enumerate``/``reversed`` (and those in them) stay calls."""

@@ -21,6 +21,7 @@ from __future__ import annotations
 import gast
 
 from ..ir.nodes import Global
+from ..ir.trees import walk
 from ..markers import recompute
 from .callable_values import free_names, is_callable_value, named_by_generated_code
 from .functions import LiftedFunction
@@ -67,25 +68,25 @@ def lift(lowerer, tree) -> LiftedFunction:
 
 def assigned_names(stmts) -> list[str]:
     """Names assigned anywhere in `stmts` (nested blocks included), in order of appearance."""
-    seen = []
+    seen: dict[str, None] = {}           # (a dict: the names in order, each found at once)
     for stmt in stmts:
-        for node in gast.walk(stmt):
+        for node in walk(stmt):
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store) and node.id not in seen:
-                seen.append(node.id)
+                seen.setdefault(node.id)
             elif isinstance(node, gast.FunctionDef) and node.name not in seen:
-                seen.append(node.name)
+                seen.setdefault(node.name)
             elif isinstance(node, (gast.Expr,)) and isinstance(node.value, gast.Call) \
                     and isinstance(node.value.func, gast.Attribute) \
                     and isinstance(node.value.func.value, gast.Name) and node.value.func.attr == "append" \
                     and node.value.func.value.id not in seen:
-                seen.append(node.value.func.value.id)
+                seen.setdefault(node.value.func.value.id)
             elif isinstance(node, (gast.Subscript,)) and isinstance(node.ctx, gast.Store) \
                     and isinstance(node.value, gast.Name) and node.value.id not in seen:
-                seen.append(node.value.id)
+                seen.setdefault(node.value.id)
             elif isinstance(node, gast.AugAssign):
                 target = node.target.value if isinstance(node.target, gast.Subscript) else node.target
                 if isinstance(target, gast.Name) and target.id not in seen:
-                    seen.append(target.id)
+                    seen.setdefault(target.id)
             elif isinstance(node, gast.Call):
-                seen.extend(name for name in written_by_call(node) if name not in seen)
-    return seen
+                seen.update(dict.fromkeys(name for name in written_by_call(node) if name not in seen))
+    return list(seen)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import gast
 
+from ..ir.trees import Transformer
 from .gast_build import assign as _assign
 from .gast_build import call as _call
 from .gast_build import located as _located
@@ -27,56 +28,64 @@ from .hints import syntax_name
 def hoisted(desugar, stmt, before: list):
     """`stmt` with each comprehension and assignment expression in it replaced by a name that statements
     added to `before` compute (by a loop, for a comprehension)."""
-
-    class Hoist(gast.NodeTransformer):
-        def visit_FunctionDef(self, node):
-            return node
-
-        def visit_Lambda(self, node):
-            return node
-
-        def visit_ListComp(self, node):
-            return comprehension(desugar, node, before)
-
-        visit_GeneratorExp = visit_ListComp
-
-        def visit_Call(self, node):               # a builtin calling a function it is given, as a loop
-            self.generic_visit(node)
-            return desugar.builtin_calls.rewrite(node, before)
-
-        def visit_SetComp(self, node):            # a set of the list's items
-            return _located(_call(set, comprehension(desugar, node, before)), node)
-
-        def visit_DictComp(self, node):
-            return comprehension(desugar, node, before)
-
-        def visit_NamedExpr(self, node):          # evaluated where it stands, then read by its name
-            value = self.visit(node.value)
-            before.append(_located(gast.Assign(targets=[node.target], value=value, type_comment=None), node))
-            return _located(_name(node.target.id), node)
-
-        def visit_BoolOp(self, node):
-            node.values[0] = self.visit(node.values[0])
-            _refuse_conditional_walrus(desugar, node.values[1:], node)
-            node.values[1:] = [self.visit(v) for v in node.values[1:]]
-            return node
-
-        def visit_IfExp(self, node):
-            node.test = self.visit(node.test)
-            _refuse_conditional_walrus(desugar, [node.body, node.orelse], node)
-            node.body, node.orelse = self.visit(node.body), self.visit(node.orelse)
-            return node
-
     if isinstance(stmt, (gast.For, gast.While, gast.If)):
         # only the header is evaluated here; bodies are hoisted statement by statement
         field = "iter" if isinstance(stmt, gast.For) else "test"
         if isinstance(stmt, gast.For):
             desugar.builtin_calls.mark_header(stmt.iter)
-        setattr(stmt, field, Hoist().visit(getattr(stmt, field)))
+        setattr(stmt, field, _Hoist(desugar, before).visit(getattr(stmt, field)))
         return stmt
     if isinstance(stmt, gast.FunctionDef):
         return stmt
-    return Hoist().visit(stmt)
+    return _Hoist(desugar, before).visit(stmt)
+
+
+class _Hoist(Transformer):
+    """Replaces the comprehensions and assignment expressions of one statement, adding what computes them to
+    `before`."""
+
+    def __init__(self, desugar, before: list):
+        self.desugar = desugar
+        self.before = before
+
+    def visit_FunctionDef(self, node):
+        return node
+
+    def visit_Lambda(self, node):
+        return node
+
+    def visit_ListComp(self, node):
+        return comprehension(self.desugar, node, self.before)
+
+    visit_GeneratorExp = visit_ListComp
+
+    def visit_Call(self, node):               # a builtin calling a function it is given, as a loop
+        self.generic_visit(node)
+        return self.desugar.builtin_calls.rewrite(node, self.before)
+
+    def visit_SetComp(self, node):            # a set of the list's items
+        return _located(_call(set, comprehension(self.desugar, node, self.before)), node)
+
+    def visit_DictComp(self, node):
+        return comprehension(self.desugar, node, self.before)
+
+    def visit_NamedExpr(self, node):          # evaluated where it stands, then read by its name
+        value = self.visit(node.value)
+        self.before.append(_located(gast.Assign(targets=[node.target], value=value, type_comment=None), node))
+        return _located(_name(node.target.id), node)
+
+    def visit_BoolOp(self, node):
+        node.values[0] = self.visit(node.values[0])
+        _refuse_conditional_walrus(self.desugar, node.values[1:], node)
+        node.values[1:] = [self.visit(v) for v in node.values[1:]]
+        return node
+
+    def visit_IfExp(self, node):
+        node.test = self.visit(node.test)
+        _refuse_conditional_walrus(self.desugar, [node.body, node.orelse], node)
+        node.body, node.orelse = self.visit(node.body), self.visit(node.orelse)
+        return node
+
 
 NESTED_LOOPS = {
     "DictComp": "write the nested loops out: d = {} and, inside the loops, d[k] = v",

@@ -76,18 +76,19 @@ class Desugar:
     def __init__(self, parsed, names, dicts=()):
         self.parsed = parsed
         self.names = names
-        self.assigned = {n.id for n in walk(parsed.tree) if isinstance(n, gast.Name)
+        nodes = parsed.nodes
+        self.assigned = {n.id for n in nodes if isinstance(n, gast.Name)
                          and isinstance(n.ctx, (gast.Store, gast.Param))}
-        self.stored = {n.id for n in walk(parsed.tree)
+        self.stored = {n.id for n in nodes
                        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
-        made = [n.targets[0].id for n in walk(parsed.tree) if isinstance(n, gast.Assign)
+        made = [n.targets[0].id for n in nodes if isinstance(n, gast.Assign)
                 and len(n.targets) == 1 and isinstance(n.targets[0], gast.Name)
                 and (isinstance(n.value, (gast.Dict, gast.DictComp)) or _names_dict(n.value))]
-        stores = Counter(n.id for n in walk(parsed.tree) if isinstance(n, gast.Name)
+        stores = Counter(n.id for n in nodes if isinstance(n, gast.Name)
                          and isinstance(n.ctx, gast.Store))
         # dict parameters never rebound, and locals only ever bound to a dict display or dict(...)
         self.dicts = set(dicts) - self.stored | {n for n in made if stores[n] == made.count(n)}
-        self.loads = Counter(n.id for n in walk(parsed.tree) if isinstance(n, gast.Name)
+        self.loads = Counter(n.id for n in nodes if isinstance(n, gast.Name)
                              and isinstance(n.ctx, gast.Load))
         self.builtin_calls = BuiltinCalls(self)
 

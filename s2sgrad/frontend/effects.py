@@ -66,12 +66,13 @@ class CallEffects:
     rebindable: set                # positions of `written` the call can return the final version of
 
 
-def summarize_effects(aliasing, tree, params: list) -> Effects:
-    """What a call of the function lowered from `tree` does to its arguments' objects (see `Effects`), as
-    `aliasing` found while lowering it; `params`: its parameters, then its free variables."""
+def summarize_effects(aliasing, nodes: list, params: list) -> Effects:
+    """What a call of the function lowered from a tree (`nodes`: every node of it) does to its arguments'
+    objects (see `Effects`), as `aliasing` found while lowering it; `params`: its parameters, then its free
+    variables."""
     written, result, result_global, only_own = parameter_effects(aliasing, params)
-    stored = {n.id for n in walk(tree) if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del))}
-    returns = sum(isinstance(n, gast.Return) for n in walk(tree))
+    stored = {n.id for n in nodes if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del))}
+    returns = sum(isinstance(n, gast.Return) for n in nodes)
     rebindable = {i for i in only_own if params[i] not in stored
                   and returns <= 1}    # (a version returned from inside a branch would be recorded
     #                                    where the backward function cannot read it)

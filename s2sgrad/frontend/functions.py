@@ -65,7 +65,14 @@ def _is_librarys(fn) -> bool:
     if (getattr(fn, "__module__", None) or "").split(".")[0] == "numpy":
         return True
     filename = getattr(getattr(fn, "__code__", None), "co_filename", "")
-    return os.path.isabs(filename) and os.path.realpath(filename).startswith(_LIBRARY_DIRECTORIES)
+    found = _LIBRARY_FILES.get(filename)
+    if found is None:
+        found = _LIBRARY_FILES[filename] = os.path.isabs(filename) and \
+            os.path.realpath(filename).startswith(_LIBRARY_DIRECTORIES)
+    return found
+
+
+_LIBRARY_FILES: dict[str, bool] = {}      # a code object's file -> is it the standard library's or a package's?
 
 
 def is_recomputed(fn) -> bool:

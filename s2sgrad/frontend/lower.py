@@ -30,7 +30,7 @@ from ..errors import S2SGradError, UnsupportedSyntax
 from ..ir import primitives
 from ..ir.names import Names
 from ..ir.nodes import Assign, Const, Function, Op, Var, assignments, to_source
-from ..ir.trees import copy_tree, walk
+from ..ir.trees import copy_tree
 from .aliasing import Aliasing
 from .assignments import Assignments
 from .callables import Callables
@@ -135,8 +135,8 @@ def lowered_source(fn, scalars=(), vectors=()) -> str:
     return "\n\n".join(parts + [to_source(lowered)]) + "\n"
 
 
-def _identifiers(tree) -> set[str]:
-    return {n.id for n in walk(tree) if isinstance(n, gast.Name)}
+def _identifiers(nodes: list) -> set[str]:
+    return {n.id for n in nodes if isinstance(n, gast.Name)}
 
 
 class Lowerer:
@@ -151,7 +151,7 @@ class Lowerer:
                  vectors=(), dicts=(), fields=None, statics=None):
         self.parsed = parsed
         self.dicts = dicts                        # parameters known to hold dicts
-        self.names = names or Names(_identifiers(parsed.tree))
+        self.names = names or Names(_identifiers(parsed.nodes))
         self.env: dict[str, object] = dict(functions or {})   # user name -> SSA name or LiftedFunction
         self.aliasing = Aliasing(scalars, lambda node: self.expressions.resolve_callee(node), vectors,
                                  lambda call: self.user_calls.call_effects(call))
@@ -293,7 +293,8 @@ class Lowerer:
         self.env.update(self.statics)
         body = Desugar(self.parsed, self.names, self.dicts).function(copy_tree(tree.body))
         result = self.block(body)
-        self.effects = summarize_effects(self.aliasing, tree, [a.id for a in args.args] + list(extra_params))
+        self.effects = summarize_effects(self.aliasing, self.parsed.nodes,
+                                         [a.id for a in args.args] + list(extra_params))
         function = Function(tree.name, params, self.out, result, self.parsed.location(tree), self.parsed)
         function.defaults = [ast.unparse(gast.gast_to_ast(d)) for d in tree.args.defaults]
         function.free_names = {generated: user for user, generated in self.global_names.items()}

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import builtins
+import copy
 import inspect
 import linecache
 import sys
@@ -22,6 +23,7 @@ import numpy as np
 
 from .. import guards
 from ..errors import Location, SourceNotFound, UnsupportedSyntax
+from ..ir.trees import walk
 from .array_namespaces import read_as_numpy
 from .signatures import flatten
 
@@ -40,6 +42,14 @@ class ParsedFunction:
     globals: dict = field(repr=False)
     closure: dict = field(repr=False)
     cells: dict = field(default_factory=dict, repr=False, kw_only=True)     # name -> the closure cell holding it
+
+    @property
+    def nodes(self) -> list:
+        """Every node of `tree`, as `ir.trees.walk` yields them (walked once per tree: lowering desugars a copy)."""
+        walked = self.__dict__.get("_walked")
+        if walked is None or walked[0] is not self.tree:
+            walked = self.__dict__["_walked"] = (self.tree, list(walk(self.tree)))
+        return walked[1]
 
     def location(self, node) -> Location:
         """The user's file, line and column of a syntax node, with the line's text."""
@@ -123,7 +133,23 @@ def parse_function(fn) -> ParsedFunction:
     A decorated function is the decorator's wrapper, whose source is parsed: a wrapper of the usual form,
     ``def wrapper(*args, **kwargs): ... fn(*args, **kwargs) ...`` with ``functools.wraps``, gets the
     parameters of the function it wraps. A derivative s2sgrad made has no source of its own: it, or a
-    wrapper of it, is refused (its transforms go through `api.derivatives`)."""
+    wrapper of it, is refused (its transforms go through `api.derivatives`).
+
+    A function is parsed once per generation (`guards.memo`; a called function is lowered to find its
+    effects, then again to transform it): each call gets a copy of the `ParsedFunction` with a closure of its
+    own (desugaring adds names to it), sharing the tree, which lowering only reads."""
+    memo = guards.memo()
+    if memo is None:
+        return _parse(fn)
+    key = ("parsed", id(fn))
+    if key not in memo:
+        memo[key] = (fn, _parse(fn))
+    parsed = copy.copy(memo[key][1])
+    parsed.closure = dict(parsed.closure)
+    return parsed
+
+
+def _parse(fn) -> ParsedFunction:
     derivative = getattr(inspect.unwrap(fn), "s2sgrad_derivative", None)
     if derivative is not None:
         raise UnsupportedSyntax(f"{getattr(fn, '__name__', fn)!r} wraps {derivative.label}, a derivative "

@@ -75,17 +75,16 @@ class Names:
         self.own = own_names()
         self.taken: set[str] = set()
         self.temporary: set[str] = set()     # names of values a reader need not see (folded when used once)
+        self.numbered: dict[str, int] = {}   # hint -> k: hint_1 .. hint_k are taken or reserved (and stay so)
 
     def fresh(self, hint: str, owner: bool = False, temporary: bool = False) -> str:
         if not owner:
             hint = hint.strip("_") or "t"
         if hint[0].isdigit():
             hint = "t" + hint
-        candidate, k = hint, 0
-        while candidate in self.taken or (candidate in self.reserved
-                                          and not (owner and candidate == hint and candidate not in self.own)):
-            k += 1
-            candidate = f"{hint}_{k}"
+        candidate = hint
+        if candidate in self.taken or (candidate in self.reserved and not (owner and candidate not in self.own)):
+            candidate = self._numbered(hint)
         self.taken.add(candidate)
         if temporary or hint in self.temporary:
             self.temporary.add(candidate)
@@ -93,13 +92,23 @@ class Names:
 
     def reserve(self, hint: str) -> str:
         """A fresh name set aside for a hidden variable (a loop counter, a flag) that lowering will define."""
-        candidate, k = hint, 0
-        while candidate in self.taken or candidate in self.reserved:
-            k += 1
-            candidate = f"{hint}_{k}"
+        candidate = hint
+        if candidate in self.taken or candidate in self.reserved:
+            candidate = self._numbered(hint)
         self.reserved.add(candidate)
         self.temporary.add(candidate)
         return candidate
+
+    def _numbered(self, hint: str) -> str:
+        """The first of ``hint_1``, ``hint_2``, ... neither taken nor reserved (names are only ever added to
+        both: the search goes on from the last one handed out)."""
+        k = self.numbered.get(hint, 0)
+        while True:
+            k += 1
+            candidate = f"{hint}_{k}"
+            if candidate not in self.taken and candidate not in self.reserved:
+                self.numbered[hint] = k
+                return candidate
 
     def take(self, name: str) -> str:
         self.taken.add(name)

@@ -36,29 +36,32 @@ from __future__ import annotations
 
 import ast
 import copy
-from collections import deque
 
 _ATOMIC = frozenset({str, int, float, bool, complex, bytes, type(None), type(...)})
 
 
 def walk(tree):
     """Every node of `tree`, `tree` first, as `ast.walk` yields them."""
-    pending = deque([tree])
-    take, put = pending.popleft, pending.append
+    pending = [tree]
+    put = pending.append
     node_type = ast.AST
-    while pending:
-        node = take()
-        for name in node._fields:
-            try:
-                value = getattr(node, name)
-            except AttributeError:
-                continue
-            if isinstance(value, node_type):
-                put(value)
-            elif isinstance(value, list):
-                for item in value:
-                    if isinstance(item, node_type):
-                        put(item)
+    index = 0
+    while index < len(pending):
+        node = pending[index]
+        index += 1
+        fields = node._fields
+        if fields:
+            state = node.__dict__
+            for name in fields:
+                value = state.get(name)
+                if value is None:
+                    continue
+                if type(value) is list:
+                    for item in value:
+                        if isinstance(item, node_type):
+                            put(item)
+                elif isinstance(value, node_type):
+                    put(value)
         yield node
 
 
@@ -140,16 +143,26 @@ class Transformer(ast.NodeTransformer):
 
     def generic_visit(self, node):
         node_type = ast.AST
+        visitors = self._visitors
+        direct = type(self).visit is Transformer.visit      # (else each child goes through the class's visit)
+        state = node.__dict__
         for name in node._fields:
-            try:
-                old = getattr(node, name)
-            except AttributeError:
+            old = state.get(name)
+            if old is None:
                 continue
-            if isinstance(old, list):
+            if type(old) is list:
                 values = []
                 for value in old:
                     if isinstance(value, node_type):
-                        value = self.visit(value)
+                        if direct:
+                            kind = type(value)
+                            method = visitors.get(kind)
+                            if method is None:
+                                method = visitors[kind] = _visitor(type(self), kind)
+                            if method is not _unchanged:
+                                value = method(self, value)
+                        else:
+                            value = self.visit(value)
                         if value is None:
                             continue
                         if not isinstance(value, node_type):
@@ -158,7 +171,16 @@ class Transformer(ast.NodeTransformer):
                     values.append(value)
                 old[:] = values
             elif isinstance(old, node_type):
-                new = self.visit(old)
+                if direct:
+                    kind = type(old)
+                    method = visitors.get(kind)
+                    if method is None:
+                        method = visitors[kind] = _visitor(type(self), kind)
+                    if method is _unchanged:
+                        continue
+                    new = method(self, old)
+                else:
+                    new = self.visit(old)
                 if new is None:
                     delattr(node, name)
                 elif new is not old:

@@ -266,9 +266,9 @@ class GradientModule:
     def collect_globals(self, lowered: ir.Function, names: Names) -> None:
         """Record the user globals `lowered` names. No function of the module will take a name it uses
         (a global's, a local's), but for its nested defs', which are the module's functions."""
-        tree = lowered.source.tree
-        nested = {n.name for n in walk(tree) if isinstance(n, gast.FunctionDef) and n is not tree}
-        self.names.reserved |= names.taken | {n.id for n in walk(tree) if isinstance(n, gast.Name)} - nested
+        tree, nodes = lowered.source.tree, lowered.source.nodes
+        nested = {n.name for n in nodes if isinstance(n, gast.FunctionDef) and n is not tree}
+        self.names.reserved |= names.taken | {n.id for n in nodes if isinstance(n, gast.Name)} - nested
         for atom in _all_atoms(lowered.body, lowered.result):
             if isinstance(atom, Global):
                 root = re.split(r"[.\[]", atom.name)[0]        # (ACTS['relu']: a function picked from ACTS)

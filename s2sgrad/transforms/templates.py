@@ -191,13 +191,32 @@ def _same_default(declared, value) -> bool:
     return type(declared) is type(value) and declared == value
 
 
+_PARAMETERS: dict = {}            # a callee of rule templates -> its parameters (None: its signature is unknown)
+
+
+def _parameters(fn) -> list | None:
+    """The parameters of `fn` (a function a template calls: NumPy's, `math`'s, a runtime helper), or None."""
+    try:
+        return _PARAMETERS[fn]
+    except KeyError:
+        pass
+    except TypeError:                 # (unhashable)
+        return _signature_parameters(fn)
+    found = _PARAMETERS[fn] = _signature_parameters(fn)
+    return found
+
+
+def _signature_parameters(fn) -> list | None:
+    try:
+        return list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return None
+
+
 def leave_out_defaults(call: ast.Call, trusted: bool) -> None:
     """Drop the arguments of `call` that the rule's call left at their defaults, where the callee's
     default is the same (or, if the callee's signature is unknown, where the call is `trusted`)."""
-    try:
-        parameters = list(inspect.signature(callee(dotted(call.func))).parameters.values())
-    except (TypeError, ValueError):
-        parameters = None
+    parameters = _parameters(callee(dotted(call.func)))
 
     def omissible(parameter, default) -> bool:
         if parameters is None:
