@@ -113,6 +113,10 @@ def run_tracker(schedule: schedules.Schedule, n: int, max_slots: int | None = No
             loop.apply(snapshot)
         loop.run_forward_step()
     assert tracker.position == n
+    if tracker.records and n:   # the forward sweep recorded the steps since the latest snapshot
+        latest = max(loop.slots.values())
+        loop.next_to_reverse = latest - 1
+        loop.longest_reverse = n - latest
     for action in tracker.reverse():
         loop.apply(action)
     loop.check_finished()

@@ -47,6 +47,7 @@ class LoopRecord:
     pushes: list = field(default_factory=list)      # names the body pushes at its end
     carries: list = field(default_factory=list)     # `Carry`s of the body
     stacks: list = field(default_factory=list)      # stacks to create before it (an outermost loop)
+    recorded_trip: list | None = None    # a checkpointed loop's trip, recording, where its driver says so
 
 
 @dataclass
