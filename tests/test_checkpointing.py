@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import s2sgrad as sg
-from s2sgrad.schedules import Advance, Reverse, Snapshot, optimal_forward_steps
+from s2sgrad.schedules import Advance, optimal_forward_steps
 from s2sgrad.schedules.levels import LevelRule
 
 TEMPLATE = '''
