@@ -78,7 +78,8 @@ def online_steps(snapshots: int, ns: list[int], online=Online) -> dict[int, int]
     for n in range(1, ns[-1] + 1):
         tracker.step()
         if n == target:
-            out[n] = reversal_cost([c.position for c in tracker._held], n, snapshots)
+            held = tracker.held() if hasattr(tracker, "held") else [c.position for c in tracker._held]
+            out[n] = reversal_cost(held, n, snapshots)
             target = next(wanted, None)
     return out
 

@@ -31,6 +31,7 @@ from s2sgrad.schedules import (
     repetition_number,
 )
 from s2sgrad.schedules.levels import LevelRule
+from s2sgrad.schedules.online import OnlineRule
 
 # ---------------------------------------------------------------- the simulator
 
@@ -329,11 +330,12 @@ def online_costs(snapshots: int, max_n: int) -> list[int]:
     tracker, costs = Online(snapshots).start(), [0]
     for n in range(1, max_n + 1):
         tracker.step()
-        free, end, cost = snapshots - len(tracker._held), n, n
-        for checkpoint in reversed(tracker._held):
+        held = tracker.held()
+        free, end, cost = snapshots - len(held), n, n
+        for position in reversed(held):
             free += 1
-            cost += optimal_forward_steps(end - checkpoint.position, free)
-            end = checkpoint.position
+            cost += optimal_forward_steps(end - position, free)
+            end = position
         costs.append(cost)
     return costs
 
@@ -394,7 +396,7 @@ def test_online_holds_the_level_rules_snapshots_at_its_milestones(snapshots: int
         tracker.step()
         rule.step()
         if n > beta2(snapshots) and rule.on_bound():
-            assert tuple(c.position for c in tracker._held) == rule.held(), n
+            assert tuple(tracker.held()) == rule.held(), n
             milestones += 1
     assert milestones >= 20
 
@@ -485,7 +487,7 @@ def reversal_costs_from_scratch(tracker) -> tuple:
 def test_online_prices_from_what_evictions_left(snapshots: int, n: int) -> None:
     """The tracker keeps the stretch costs across stores and prices again only the stretches an
     eviction changed; at every step with every slot in use that equals pricing them all."""
-    tracker = Online(snapshots).start()
+    tracker = OnlineRule(snapshots)
     for _ in range(n):
         tracker.step()
         if not tracker._free_slots:
@@ -505,3 +507,15 @@ def test_online_forward_steps_are_pinned(snapshots: int, steps: list[int]) -> No
     wanted = [300, 1_000, 3_000, 10_000]
     costs = online_costs(snapshots, wanted[-1])
     assert [costs[n] for n in wanted] == steps
+
+
+@pytest.mark.parametrize("snapshots", [1, 2, 3, 5, 10, 31])
+def test_online_tracker_replays_its_rule(snapshots: int) -> None:
+    """The tracker looks up the decisions its rule made once for this number of slots: the same snapshots
+    step by step and the same backward sweep, for a second tracker, a longer loop and a shorter one."""
+    for n in (700, 1_500, 40):
+        tracker, rule = Online(snapshots).start(), OnlineRule(snapshots)
+        for _ in range(n):
+            assert tracker.step() == rule.step()
+        assert tracker.held() == rule.held()
+        assert list(tracker.reverse()) == list(rule.reverse())
