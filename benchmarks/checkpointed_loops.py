@@ -109,8 +109,11 @@ def extra_forward_steps(schedule_text: str, steps: int, loop: str) -> int:
     checkpoints = Checkpoints(schedule, steps if loop == "for" else None)
     for k in range(steps):
         checkpoints.step((k,))
+    checkpoints.state = (steps,)
     extra = 0
     for work in checkpoints.backward():
+        if work.recorded:                 # recorded by the forward sweep: its trips run once
+            continue
         extra += work.steps
         if not work.reverse:
             checkpoints.state = (None,)

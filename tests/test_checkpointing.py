@@ -511,6 +511,38 @@ def test_driver_follows_periodic(n, every):
     assert held <= -(-n // every) - 1
 
 
+@pytest.mark.parametrize("schedule, known", [(sg.Revolve(snapshots=3), True), (sg.Revolve(snapshots=1), True),
+                                             (sg.Online(snapshots=3), False), (sg.Online(snapshots=1), False)],
+                         ids=["revolve3", "revolve1", "online3", "online1"])
+@pytest.mark.parametrize("n", [1, 3, 4, 40])
+def test_the_driver_holds_no_more_than_s_snapshots(schedule, known, n):
+    """Counted through the driver at every point of both sweeps, the turn included: never more than s
+    snapshots; besides them only the backward sweep's current state, a restored copy, which takes the
+    place of the loop's own. Where the trip count is known the forward sweep records the last trip, so at
+    the turn the driver holds its snapshots and the state handed over, the loop's own, uncopied."""
+    from s2sgrad.runtime import Checkpoints
+    checkpoints = Checkpoints(schedule, n if known else None, tapes=([],))
+    state, handed = np.zeros(1), None
+
+    def check():
+        snapshots = {id(kept) for kept, _ in checkpoints.slots.values()}
+        assert len(snapshots) <= schedule.snapshots
+        current = checkpoints.state
+        assert current is None or current is handed or id(current) not in snapshots
+
+    for _ in range(n):
+        checkpoints.step(state)
+        check()
+        state = state + 1.0
+    checkpoints.state = handed = state
+    for k, work in enumerate(checkpoints.backward()):
+        check()
+        if k == 0 and known:
+            assert work.recorded and work.state is handed
+        if not work.reverse:
+            checkpoints.state = work.state + work.steps
+
+
 def test_driver_follows_online_with_a_known_trip_count():
     drive(sg.Online(snapshots=2), 3, trips_known=True)
 

@@ -10,6 +10,8 @@ backward sweep its pieces of `Work`; `copy_state` keeps a loop's state safe from
 """
 from __future__ import annotations
 
+from itertools import chain
+
 import numpy as np
 
 from ..schedules import Advance, Free, Restore, Reverse, Snapshot
@@ -31,8 +33,14 @@ class Work:
         self.recorded = recorded
 
 
+_SCALARS = (float, int, bool)
+
+
 def copy_state(state):
     """A copy of a loop's state that later in-place writes cannot change."""
+    if type(state) is tuple:       # the loop variables
+        return tuple(v.copy() if type(v) is np.ndarray else v if type(v) in _SCALARS else copy_state(v)
+                     for v in state)
     if isinstance(state, np.ndarray):
         return state.copy()
     if isinstance(state, (list, tuple)):
@@ -149,19 +157,27 @@ class Checkpoints:
             actions = self._tracker.reverse()
         else:
             actions = (a for part in (self._pending, self._plan) for a in part)
-        for action in actions:
-            if isinstance(action, Snapshot):
+        restoring = None    # a Restore whose copy waits: if the next action frees its slot, none is made
+        for action in chain(actions, (None,)):
+            if restoring is not None:
+                state, self._random = self.slots[restoring]
+                if isinstance(action, Free) and action.slot == restoring:
+                    del self.slots[restoring]
+                    self._state, restoring = state, None      # never read again: the state itself
+                    continue
+                self._state, restoring = copy_state(state), None
+            kind = type(action)
+            if kind is Snapshot:
                 self.slots[action.slot] = (copy_state(self._state), self._random)
-            elif isinstance(action, Restore):
-                state, self._random = self.slots[action.slot]
-                self._state = copy_state(state)
-            elif isinstance(action, Free):
+            elif kind is Restore:
+                restoring = action.slot
+            elif kind is Free:
                 self.slots.pop(action.slot, None)
-            elif isinstance(action, (Advance, Reverse)):
+            elif kind is Advance or kind is Reverse:
                 if self._random is not None:
                     self._random.restore()         # the trips draw what they drew in the forward sweep
-                yield Work(self._state, action.steps, isinstance(action, Reverse))
-                if isinstance(action, Reverse):
+                yield Work(self._state, action.steps, kind is Reverse)
+                if kind is Reverse:
                     self._state = self._random = None
         if after_forward is not None:
             after_forward.restore()

@@ -54,8 +54,13 @@ class Online(Schedule):
     stored, so at that trip count the tracker holds the same snapshots and is
     on the bound too.  Between, the rule of least cost decides.  No online
     schedule is at or below both rules at every n (``tests/test_schedules.py``
-    shows it with three slots at n = 22); how close this one comes to the
-    bound, and to each rule, is measured in ``benchmarks/CHECKPOINTING.md``.
+    shows it with three slots at n = 22, and with two at n = 12); how close this
+    one comes to the bound, and to each rule, is measured in
+    ``benchmarks/CHECKPOINTING.md``.
+
+    The decisions depend on ``s`` alone, so the rule (`OnlineRule`) makes them
+    once per ``s``, as far as the longest loop so far, and every tracker
+    replays them: after the first loop of a length, a step is a lookup.
 
     >>> tracker = Online(snapshots=2).start()
     >>> [tracker.step() for _ in range(4)]
@@ -78,7 +83,8 @@ class Online(Schedule):
 
 class _OnlineTracker(Tracker):
     """Replays the decisions of `OnlineRule`, which depend on the number of slots alone: worked out once
-    per number of slots, as far as the longest loop so far, and shared (a step is a lookup)."""
+    per number of slots, as far as the longest loop so far, and shared (a step is a lookup). So are the
+    actions of the backward sweep, which depend on the slots and the trip count alone, for the latest few."""
 
     _decisions: dict[int, tuple] = {}  # slots -> (the rule, [position]: the slot its state goes to, or -1)
 
@@ -107,7 +113,18 @@ class _OnlineTracker(Tracker):
         """The positions of the snapshots held, the loop entry first."""
         return sorted(p for p in self._at if p >= 0)
 
+    _sweeps: dict[tuple[int, int], tuple] = {}  # (slots, n) -> the actions of the backward sweep, the latest few
+
     def reverse(self) -> Iterator[Action]:
+        key = self.snapshots, self.position
+        sweep = self._sweeps.get(key)
+        if sweep is None:
+            if len(self._sweeps) >= 8:
+                del self._sweeps[next(iter(self._sweeps))]
+            sweep = self._sweeps[key] = tuple(self._sweep())
+        return iter(sweep)
+
+    def _sweep(self) -> Iterator[Action]:
         # the rule fills slots 0, 1, ... and then reuses the slot it evicts at once: all it used are held
         free = [slot for slot in range(self.snapshots - 1, -1, -1) if self._at[slot] < 0]
         end = self.position
