@@ -94,7 +94,8 @@ def section(rules: dict[str, str] | None = None, repeats: int = 3, before: str =
     lines = ["", "## What the tracker costs per trip", "",
              "Written by `benchmarks/online_tracker_cost.py`: microseconds per `tracker.step()` of `Online(s)` "
              "over n calls, no loop run (best of 3 for n = 10,000, one run for 100,000; the machine shared), in "
-             "one run: this tracker the first time for s (*cold*: its rule's decisions worked out as far as n) and "
+             "one run: this tracker the first time for s (*cold*, one run: its rule's decisions worked out as far as "
+             "n) and "
              f"again (*warm*: replayed, a lookup per step), and the trackers of earlier commits ({before}: this "
              "rule, deciding at every step).", "",
              "| s | n | " + " | ".join(f"{name} µs/step" for name in makers) + " | warm ÷ before | cold ÷ before |",
