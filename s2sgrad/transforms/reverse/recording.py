@@ -8,7 +8,7 @@ user function. The plan is keyed by each statement's first single-assignment res
 function:
 
     >>> LoopRecord(trips="trips")
-    LoopRecord(trips='trips', checkpoints=None, schedule=None, pushes=[], carries=[], stacks=[])
+    LoopRecord(trips='trips', checkpoints=None, schedule=None, pushes=[], carries=[], stacks=[], recorded_trip=None)
 """
 from __future__ import annotations
 
