@@ -522,9 +522,19 @@ def test_online_forward_steps_are_pinned(snapshots: int, steps: list[int]) -> No
 def test_online_tracker_replays_its_rule(snapshots: int) -> None:
     """The tracker looks up the decisions its rule made once for this number of slots: the same snapshots
     step by step and the same backward sweep, for a second tracker, a longer loop and a shorter one."""
-    for n in (700, 1_500, 40):
+    for n in (700, 1_500, 40, 700):
         tracker, rule = Online(snapshots).start(), OnlineRule(snapshots)
         for _ in range(n):
             assert tracker.step() == rule.step()
         assert tracker.held() == rule.held()
         assert list(tracker.reverse()) == list(rule.reverse())
+
+
+def test_online_tracker_beyond_the_kept_sweeps() -> None:
+    """A loop longer than the trip counts whose backward sweeps are kept gets its sweep afresh, the rule's."""
+    tracker, rule = Online(3).start(), OnlineRule(3)
+    for _ in range(tracker._KEPT_UP_TO + 1):
+        tracker.step()
+        rule.step()
+    assert list(tracker.reverse()) == list(rule.reverse())
+    assert (3, tracker.position) not in tracker._sweeps

@@ -84,7 +84,8 @@ class Online(Schedule):
 class _OnlineTracker(Tracker):
     """Replays the decisions of `OnlineRule`, which depend on the number of slots alone: worked out once
     per number of slots, as far as the longest loop so far, and shared (a step is a lookup). So are the
-    actions of the backward sweep, which depend on the slots and the trip count alone, for the latest few."""
+    actions of the backward sweep, which depend on the slots and the trip count alone, for the latest few
+    trip counts up to 20,000."""
 
     _decisions: dict[int, tuple] = {}  # slots -> (the rule, [position]: the slot its state goes to, or -1)
 
@@ -114,12 +115,15 @@ class _OnlineTracker(Tracker):
         return sorted(p for p in self._at if p >= 0)
 
     _sweeps: dict[tuple[int, int], tuple] = {}  # (slots, n) -> the actions of the backward sweep, the latest few
+    _KEPT_UP_TO = 20_000  # the trip counts whose sweeps are kept (a few actions per trip)
 
     def reverse(self) -> Iterator[Action]:
+        if self.position > self._KEPT_UP_TO:
+            return self._sweep()
         key = self.snapshots, self.position
         sweep = self._sweeps.get(key)
         if sweep is None:
-            if len(self._sweeps) >= 8:
+            if len(self._sweeps) >= 4:
                 del self._sweeps[next(iter(self._sweeps))]
             sweep = self._sweeps[key] = tuple(self._sweep())
         return iter(sweep)
