@@ -12,7 +12,7 @@ state of 1,000 float64, differentiated with respect to ``y0``, ``a`` and
   loop makes exactly ``n`` trips).
 
 Each is differentiated with the per-call option ``checkpoint=``: ``None``
-(store-all), ``Periodic(every=isqrt(n))``, and ``Revolve(s)`` (``for``) or
+(store-all), ``Periodic(every=isqrt(n))``, ``Periodic(every=n)`` (one segment), and ``Revolve(s)`` (``for``) or
 ``Online(s)`` (``while``) for s = 10 and 30, and s = 50 for n <= 3000 (where
 n <= (s + 1)(s + 2) / 2 for n = 1000).  For each it measures
 
@@ -139,6 +139,7 @@ def schedules(version: str, n: int, snapshots: list[int]):
     yield "store-all", None, None
     every = max(1, isqrt(n))
     yield f"Periodic({every})", sg.Periodic(every=every), None
+    yield f"Periodic({n})", sg.Periodic(every=n), None          # one segment: store-all in effect
     for s in snapshots:
         if version == "for":
             yield f"Revolve({s})", sg.Revolve(snapshots=s), s
@@ -209,6 +210,10 @@ def table(rows: list[Row]) -> list[str]:
 def summary(rows: list[Row]) -> list[str]:
     out = []
     for r in rows:
+        if r.label.startswith("Periodic"):
+            every = int(r.label[len("Periodic("):-1])
+            out.append(f"- {r.version}, n = {r.n:,}, {r.label}: {r.runs:,} body runs, n + every · (⌈n / every⌉ − 1) "
+                       f"= {r.n + every * (-(-r.n // every) - 1):,}")
         if r.label.startswith("Revolve"):
             extra = r.forward_steps - r.optimum
             out.append(f"- {r.version}, n = {r.n:,}, {r.label}: {r.forward_steps:,} forward steps, "
@@ -256,11 +261,12 @@ def write_markdown(path: Path, rows: list[Row], args, elapsed: float, cpu: float
         "",
         "## Forward steps against the optimum",
         "",
-        "Revolve: the forward sweep runs all n steps, unrecorded, and the backward sweep resumes the "
-        "plan at its first `Reverse(1)`, at n − 1. With every one of the s slots in use there (n > s), "
-        "the driver keeps no copy of that state, so that no more than s states are ever held: it "
-        "restores the latest snapshot and advances to n − 1 again, so the forward steps are the optimum "
-        "plus those few steps plus one (the last step, run by the forward sweep and again recorded).",
+        "The forward sweep records the trips of the plan's first `Reverse` as it runs them (a `for` loop), "
+        "or the trips since the latest snapshot of a tracker that asks for it (`Periodic` on a `while` loop), "
+        "so that they run once; the state at the turn is not copied, so no more than s snapshots are ever "
+        "held. Revolve: the forward sweep runs n − 1 steps unrecorded (the plan's advances) and records "
+        "step n − 1 (its first `Reverse(1)`), so the forward steps are the optimum exactly. Periodic: "
+        "every segment but the last runs twice (once unrecorded, once recorded), the last once.",
         "",
         *summary(rows),
         "",
@@ -280,6 +286,7 @@ def plot(path: Path, rows: list[Row]) -> bool:
         return False
     fig, ax = plt.subplots(figsize=(7.5, 5))
     labels = []
+    rows = [r for r in rows if r.label != f"Periodic({r.n})"]   # one segment: store-all's line
     for r in rows:
         key = (r.version, "Periodic(√n)" if r.label.startswith("Periodic") else r.label)
         if key not in labels:

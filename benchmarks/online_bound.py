@@ -78,7 +78,8 @@ def online_steps(snapshots: int, ns: list[int], online=Online) -> dict[int, int]
     for n in range(1, ns[-1] + 1):
         tracker.step()
         if n == target:
-            out[n] = reversal_cost([c.position for c in tracker._held], n, snapshots)
+            held = tracker.held() if hasattr(tracker, "held") else [c.position for c in tracker._held]
+            out[n] = reversal_cost(held, n, snapshots)
             target = next(wanted, None)
     return out
 
@@ -178,7 +179,9 @@ def section(results: dict[int, dict], picture: str | None) -> list[str]:
     lines += guarantee_rows(results)
     lines += ["", "No online schedule is at or below both WMI and *first* at every n: with s = 3, of all the sets "
               "of snapshots an online schedule may hold after each step, none reverses at or below the better "
-              "of the two at every n up to 22 (`tests/test_schedules.py` enumerates them). `Online` follows the "
+              "of the two at every n up to 22, and with s = 2 none at every n up to 12, where none is even at or "
+              "below WMI alone: its count holds the placeholder, a third state, before it is known whether it stays "
+              "(`tests/test_schedules.py` enumerates them). `Online` follows the "
               "level rule to each n where it is on the bound and holds its snapshots there (the tracker runs it "
               "ahead); between, the rule of least cost decides."]
     if picture:

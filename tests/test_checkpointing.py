@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import s2sgrad as sg
-from s2sgrad.schedules import Advance, Reverse, Snapshot, optimal_forward_steps
+from s2sgrad.schedules import Advance, optimal_forward_steps
 from s2sgrad.schedules.levels import LevelRule
 
 TEMPLATE = '''
@@ -336,16 +336,24 @@ def test_source_of_a_checkpointed_for_loop(load):
     lines = code_lines(text)
     assert "from s2sgrad.schedules import Revolve" in lines
     assert "checkpoints = Checkpoints(Revolve(snapshots=3), n)" in lines
-    assert "checkpoints.step((i_count, y))" in lines, text
+    assert "if checkpoints.step((i_count, y)):" in lines, text
     assert "for work in checkpoints.backward():" in lines
     k = lines.index("for work in checkpoints.backward():")
     assert lines[k + 1].endswith("= work.state")
     assert lines[k + 2] == "if work.reverse:"
-    assert lines[k + 3] == "for _ in range(work.steps):"
+    assert lines[k + 3] == "if not work.recorded:"
+    assert lines[k + 4] == "for _ in range(work.steps):"
     assert any(line.startswith("checkpoints.state = (") for line in lines)
-    # the forward sweep records nothing: no stacks before the backward sweep
+    # the forward sweep records only the trips the driver says to: on one side of the step's branch
     forward = text.split("# backward sweep")[0]
-    assert ".push(" not in forward
+    recorded, plain = forward.split("if checkpoints.step(")[1].split("else:")
+    assert ".push(" in recorded and ".push(" not in plain
+
+
+def test_a_tracker_that_does_not_record_leaves_the_forward_sweep_plain(load):
+    text = sg.source(load("Online(snapshots=3)").while_simple, wrt=(0, 1))
+    forward = text.split("# backward sweep")[0]
+    assert ".push(" not in forward and "work.recorded" not in text and "tapes=" not in text
 
 
 def test_source_of_a_checkpointed_while_loop(load):
@@ -361,7 +369,7 @@ def test_source_with_the_option(load, schedule):
     text = sg.source(load(None).for_simple, wrt=(0, 1), checkpoint=schedule)
     assert f"checkpoints = Checkpoints({schedule!r}, n)" in code_lines(text)
     text = sg.source(load(None).while_simple, wrt=(0, 1), checkpoint=schedule)
-    assert f"checkpoints = Checkpoints({schedule!r})" in code_lines(text)
+    assert any(line.startswith(f"checkpoints = Checkpoints({schedule!r}") for line in code_lines(text))
     assert "Checkpoints(" not in sg.source(load(None).for_simple, wrt=(0, 1))
 
 
@@ -379,34 +387,15 @@ def body_runs(f, *args, **options):
 REVOLVE_COUNTS = [(n, s) for s in (1, 2, 3, 5, 10) for n in (1, 2, 3, 7, 10, 20, 50, 100)]
 
 
-def revolve_turn_reruns(n, s):
-    """Body runs the backward sweep adds where Revolve's plan turns (at its first Reverse(1),
-    position n - 1): 1 (step n - 1 again, from a copy of its state) while a slot is free for that
-    copy, else one more than the steps from the latest snapshot to n - 1 (it is restored and
-    advanced again)."""
-    held, position, latest = set(), 0, 0
-    for action in sg.Revolve(snapshots=s).plan(n):
-        if isinstance(action, Snapshot):
-            held.add(action.slot)
-            latest = position
-        elif isinstance(action, Advance):
-            position += action.steps
-        elif isinstance(action, Reverse):
-            break
-    return 1 if len(held) < s else 1 + position - latest
-
-
 @pytest.mark.parametrize("n, s", REVOLVE_COUNTS)
 def test_revolve_body_runs(load, n, s):
     """The forward sweep runs the n steps while the driver takes the plan's snapshots; the
-    plan's Advance actions up to its first Reverse (n - 1 steps, counted in
-    optimal_forward_steps) are those very steps.  The backward sweep resumes the plan at
-    that Reverse(1) from the state at position n - 1, which it reruns from the latest
-    snapshot when every slot is in use (`revolve_turn_reruns`).  Hence n recordings plus
-    the optimum plus those reruns."""
+    plan's Advance actions up to its first Reverse(1) (n - 1 steps, counted in
+    optimal_forward_steps) are those very steps, and the forward sweep records step n - 1,
+    the plan's first Reverse.  Hence n recordings plus the optimum, exactly."""
     f = load(None).for_simple
     count = body_runs(f, X, A, n, checkpoint=sg.Revolve(snapshots=s))
-    assert count == n + optimal_forward_steps(n, s) + revolve_turn_reruns(n, s)
+    assert count == n + optimal_forward_steps(n, s)
     marked = load(f"Revolve(snapshots={s})").for_simple
     assert body_runs(marked, X, A, n) == count
 
@@ -415,19 +404,32 @@ def test_revolve_body_runs_zero_trips(load):
     assert body_runs(load("Revolve(snapshots=3)").for_simple, X, A, 0) == 0
 
 
-@pytest.mark.parametrize("n, s", [(10, 3), (100, 5)])
-def test_revolve_body_runs_are_optimal(load, n, s):
-    """n recorded steps plus the fewest forward steps, plus the few the turn reruns (3 and 5)."""
-    assert body_runs(load(None).for_simple, X, A, n, checkpoint=sg.Revolve(snapshots=s)) == \
-        n + optimal_forward_steps(n, s) + {(10, 3): 3, (100, 5): 5}[n, s]
+def periodic_runs(n, every):
+    """Each segment but the last is run by the forward sweep and recorded again; the last is
+    recorded by the forward sweep: n + every * (segments - 1)."""
+    return n + every * max(0, -(-n // every) - 1)
 
 
-@pytest.mark.parametrize("n, k", [(1, 3), (7, 3), (9, 3), (50, 7), (50, 64)])
+@pytest.mark.parametrize("n, k", [(1, 3), (3, 3), (7, 3), (9, 3), (50, 7), (50, 50), (50, 64)])
 def test_periodic_body_runs(load, n, k):
-    """Each segment is recorded once, the others advanced by the forward sweep itself: 2n."""
     f = load(None).for_simple
-    assert body_runs(f, X, A, n, checkpoint=sg.Periodic(every=k)) == 2 * n
-    assert body_runs(load(None).while_simple, X, A, n, checkpoint=sg.Periodic(every=k)) == 2 * n
+    assert body_runs(f, X, A, n, checkpoint=sg.Periodic(every=k)) == periodic_runs(n, k)
+    assert body_runs(load(None).while_simple, X, A, n, checkpoint=sg.Periodic(every=k)) == periodic_runs(n, k)
+
+
+@pytest.mark.parametrize("loop", ["for_simple", "while_simple", "for_branches", "while_data", "for_inplace"])
+def test_periodic_at_least_n_runs_the_loop_once_and_equals_store_all(load, loop):
+    """Every >= n is store-all: the forward sweep records every trip, the gradient is store-all's."""
+    n = 6
+    f = getattr(load(None), loop)
+    args = (X, A, n)
+    assert body_runs(f, *args, checkpoint=sg.Periodic(every=n)) == n
+    assert body_runs(f, *args, checkpoint=sg.Periodic(every=n + 5)) == n
+    expected = sg.grad(f, wrt=(0, 1))(*args)
+    for every in (n, n + 5, 4):
+        got = sg.grad(f, wrt=(0, 1), checkpoint=sg.Periodic(every=every))(*args)
+        for e, g in zip(expected, got):
+            assert np.array_equal(e, g), every
 
 
 def online_advances(s, n):
@@ -455,17 +457,24 @@ def drive(schedule, n, trips_known):
     """Run `Checkpoints` as generated code does, on a loop whose state is its position.
 
     Returns (body runs, the most snapshots held at once); checks that the backward sweep
-    reverses every step once, last to first, each from the right state."""
+    reverses every step once, last to first, each from the right state, and that the
+    forward sweep records only the last steps, those it hands to the backward sweep first."""
     from s2sgrad.runtime import Checkpoints
-    checkpoints = Checkpoints(schedule, n if trips_known else None)
-    runs, held, state = 0, 0, 0
+    checkpoints = Checkpoints(schedule, n if trips_known else None, tapes=([],))
+    runs, held, state, recorded = 0, 0, 0, []
     for _ in range(n):
-        checkpoints.step(state)
+        if checkpoints.step(state):
+            recorded.append(state)
         held = max(held, len(checkpoints.slots))
         state, runs = state + 1, runs + 1
+    checkpoints.state = state
     reversed_steps = []
     for work in checkpoints.backward():
         held = max(held, len(checkpoints.slots))
+        if work.recorded:
+            assert not reversed_steps and recorded[-work.steps:] == list(range(n - work.steps, n))
+            reversed_steps += reversed(range(work.state - work.steps, work.state))
+            continue
         runs += work.steps
         if work.reverse:
             reversed_steps += reversed(range(work.state, work.state + work.steps))
@@ -480,7 +489,7 @@ def drive(schedule, n, trips_known):
 def test_driver_follows_revolve(n, s):
     runs, held = drive(sg.Revolve(snapshots=s), n, trips_known=True)
     assert held <= s
-    assert runs == (n + optimal_forward_steps(n, s) + revolve_turn_reruns(n, s) if n else 0)
+    assert runs == n + optimal_forward_steps(n, s)
 
 
 @pytest.mark.parametrize("n", [0, 1, 2, 5, 10, 37, 200])
@@ -490,14 +499,48 @@ def test_driver_follows_a_tracker(n, schedule):
     runs, held = drive(schedule, n, trips_known=False)
     if not isinstance(schedule, sg.Periodic):
         assert held <= schedule.snapshots
+    else:
+        assert runs == periodic_runs(n, schedule.every)
 
 
 @pytest.mark.parametrize("n", [2, 5, 37])
 @pytest.mark.parametrize("every", [1, 3, 50])
 def test_driver_follows_periodic(n, every):
     runs, held = drive(sg.Periodic(every=every), n, trips_known=True)
-    assert runs == 2 * n
-    assert held <= -(-n // every)
+    assert runs == periodic_runs(n, every)
+    assert held <= -(-n // every) - 1
+
+
+@pytest.mark.parametrize("schedule, known", [(sg.Revolve(snapshots=3), True), (sg.Revolve(snapshots=1), True),
+                                             (sg.Online(snapshots=3), False), (sg.Online(snapshots=1), False)],
+                         ids=["revolve3", "revolve1", "online3", "online1"])
+@pytest.mark.parametrize("n", [1, 3, 4, 40])
+def test_the_driver_holds_no_more_than_s_snapshots(schedule, known, n):
+    """Counted through the driver at every point of both sweeps, the turn included: never more than s
+    snapshots; besides them only the backward sweep's current state, a restored copy, which takes the
+    place of the loop's own. Where the trip count is known the forward sweep records the last trip, so at
+    the turn the driver holds its snapshots and the state handed over, the loop's own, uncopied."""
+    from s2sgrad.runtime import Checkpoints
+    checkpoints = Checkpoints(schedule, n if known else None, tapes=([],))
+    state, handed = np.zeros(1), None
+
+    def check():
+        snapshots = {id(kept) for kept, _ in checkpoints.slots.values()}
+        assert len(snapshots) <= schedule.snapshots
+        current = checkpoints.state
+        assert current is None or current is handed or id(current) not in snapshots
+
+    for _ in range(n):
+        checkpoints.step(state)
+        check()
+        state = state + 1.0
+    checkpoints.state = handed = state
+    for k, work in enumerate(checkpoints.backward()):
+        check()
+        if k == 0 and known:
+            assert work.recorded and work.state is handed
+        if not work.reverse:
+            checkpoints.state = work.state + work.steps
 
 
 def test_driver_follows_online_with_a_known_trip_count():

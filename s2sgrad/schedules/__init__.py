@@ -64,6 +64,12 @@ For a loop whose trip count ``n`` is known on entry (``for i in range(n)``),
     for action in Revolve(snapshots=10).plan(n):
         ...  # carry the action out
 
+A driver may record the steps of the plan's first ``Reverse`` while its
+forward sweep runs them (they are the last ``n - p`` steps, from the position
+``p`` it stands at): they then run once, and it need not copy the state at
+``p``.  ``s2sgrad.runtime.Checkpoints`` does, so ``Periodic(every)`` with
+``every >= n`` (whose plan is ``[Reverse(n)]``) runs the loop once.
+
 For a loop whose trip count is not known (``while``), ``schedule.start()``
 returns a ``Tracker``.  The driver runs the loop itself, calling
 ``tracker.step()`` at the top of each iteration (after the condition was
@@ -79,6 +85,11 @@ sweep, which starts with the current state at position ``n``::
         state = body(state)
     for action in tracker.reverse():
         ...  # carry the action out
+
+A tracker whose ``records`` is true (``Periodic``'s) asks the driver to
+record, as the forward sweep goes, the steps since its latest snapshot,
+dropping that recording at each new snapshot; ``reverse()`` then starts
+after those steps, which the driver reverses first.
 """
 from __future__ import annotations
 

@@ -6,6 +6,7 @@
 """
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass
 from math import comb
@@ -53,8 +54,13 @@ class Online(Schedule):
     stored, so at that trip count the tracker holds the same snapshots and is
     on the bound too.  Between, the rule of least cost decides.  No online
     schedule is at or below both rules at every n (``tests/test_schedules.py``
-    shows it with three slots at n = 22); how close this one comes to the
-    bound, and to each rule, is measured in ``benchmarks/CHECKPOINTING.md``.
+    shows it with three slots at n = 22, and with two at n = 12); how close this
+    one comes to the bound, and to each rule, is measured in
+    ``benchmarks/CHECKPOINTING.md``.
+
+    The decisions depend on ``s`` alone, so the rule (`OnlineRule`) makes them
+    once per ``s``, as far as the longest loop so far, and every tracker
+    replays them: after the first loop of a length, a step is a lookup.
 
     >>> tracker = Online(snapshots=2).start()
     >>> [tracker.step() for _ in range(4)]
@@ -75,6 +81,64 @@ class Online(Schedule):
         return _OnlineTracker(self.snapshots)
 
 
+class _OnlineTracker(Tracker):
+    """Replays the decisions of `OnlineRule`, which depend on the number of slots alone: worked out once
+    per number of slots, as far as the longest loop so far, and shared (a step is a lookup). So are the
+    actions of the backward sweep, which depend on the slots and the trip count alone, for the latest few
+    trip counts up to 20,000."""
+
+    _decisions: dict[int, tuple] = {}  # slots -> (the rule, [position]: the slot its state goes to, or -1)
+
+    def __init__(self, snapshots: int):
+        self.snapshots = snapshots
+        self.position = 0
+        self._rule, self._slots = self._decisions.get(snapshots) or self._decisions.setdefault(
+            snapshots, (OnlineRule(snapshots), array("h")))
+        self._snapshots = tuple(Snapshot(slot) for slot in range(snapshots))
+        self._at = [-1] * snapshots  # [slot]: the position of the snapshot it holds, or -1
+
+    def step(self) -> Snapshot | None:
+        position = self.position
+        self.position = position + 1
+        slots = self._slots
+        while len(slots) <= position:
+            snapshot = self._rule.step()
+            slots.append(-1 if snapshot is None else snapshot.slot)
+        slot = slots[position]
+        if slot < 0:
+            return None
+        self._at[slot] = position
+        return self._snapshots[slot]
+
+    def held(self) -> list[int]:
+        """The positions of the snapshots held, the loop entry first."""
+        return sorted(p for p in self._at if p >= 0)
+
+    _sweeps: dict[tuple[int, int], tuple] = {}  # (slots, n) -> the actions of the backward sweep, the latest few
+    _KEPT_UP_TO = 20_000  # the trip counts whose sweeps are kept (a few actions per trip)
+
+    def reverse(self) -> Iterator[Action]:
+        if self.position > self._KEPT_UP_TO:
+            return self._sweep()
+        key = self.snapshots, self.position
+        sweep = self._sweeps.get(key)
+        if sweep is None:
+            if len(self._sweeps) >= 4:
+                del self._sweeps[next(iter(self._sweeps))]
+            sweep = self._sweeps[key] = tuple(self._sweep())
+        return iter(sweep)
+
+    def _sweep(self) -> Iterator[Action]:
+        # the rule fills slots 0, 1, ... and then reuses the slot it evicts at once: all it used are held
+        free = [slot for slot in range(self.snapshots - 1, -1, -1) if self._at[slot] < 0]
+        end = self.position
+        for position, slot in sorted(((p, k) for k, p in enumerate(self._at) if p >= 0), reverse=True):
+            yield Restore(slot)
+            yield from reverse_binomially(end - position, slot, free)
+            free.append(slot)
+            end = position
+
+
 @dataclass(eq=False)
 class _Checkpoint:
     position: int
@@ -82,7 +146,11 @@ class _Checkpoint:
     level: float  # the loop entry's is infinite
 
 
-class _OnlineTracker(Tracker):
+class OnlineRule(Tracker):
+    """The rule `Online`'s tracker follows, a tracker of its own: the level rule up to
+    ``(s + 1) * (s + 2) / 2`` (and throughout for ``s <= 2``), then the rule of least cost, steered by the
+    level rule as the paper counts slots (see `Online`)."""
+
     def __init__(self, snapshots: int):
         self.snapshots = snapshots
         self.position = 0
@@ -194,6 +262,10 @@ class _OnlineTracker(Tracker):
         self._free_slots.append(checkpoint.slot)
         self._costs = None  # the stretches up to index - 2 stay, and so do their slots:
         del self._keeping_sums[index:], self._evicting_sums[index:], self._cheapest_inner[max(0, index - 2):]
+
+    def held(self) -> list[int]:
+        """The positions of the snapshots held, the loop entry first."""
+        return [c.position for c in self._held]
 
     def reverse(self) -> Iterator[Action]:
         free = list(self._free_slots)

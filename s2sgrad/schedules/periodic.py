@@ -47,18 +47,22 @@ class Periodic(Schedule):
             yield Reverse(self.every)
 
     def start(self) -> Tracker:
-        """A tracker that snapshots at positions ``0, every, 2 * every, ...``.
+        """A tracker that snapshots at positions ``0, every, 2 * every, ...``; the forward sweep records
+        the segment it is in (`Tracker.records`), so that the last segment is reversed without running
+        it again, and a loop of at most ``every`` steps runs once.
 
         >>> tracker = Periodic(every=2).start()
         >>> [tracker.step() for _ in range(3)]
         [Snapshot(slot=0), None, Snapshot(slot=1)]
-        >>> list(tracker.reverse())
-        [Restore(slot=1), Free(slot=1), Reverse(steps=1), Restore(slot=0), Free(slot=0), Reverse(steps=2)]
+        >>> list(tracker.reverse())  # after the recorded step 2
+        [Free(slot=1), Restore(slot=0), Free(slot=0), Reverse(steps=2)]
         """
         return _PeriodicTracker(self.every)
 
 
 class _PeriodicTracker(Tracker):
+    records = True
+
     def __init__(self, every: int):
         self.every = every
         self.position = 0
@@ -71,9 +75,10 @@ class _PeriodicTracker(Tracker):
         return None
 
     def reverse(self) -> Iterator[Action]:
-        n = self.position
-        for slot in reversed(range(len(range(0, n, self.every)))):
-            start = slot * self.every
+        segments = len(range(0, self.position, self.every))
+        if segments:
+            yield Free(segments - 1)  # the segment the forward sweep recorded
+        for slot in reversed(range(segments - 1)):
             yield Restore(slot)
             yield Free(slot)
-            yield Reverse(min(self.every, n - start))
+            yield Reverse(self.every)

@@ -22,6 +22,10 @@ class Tracker(ABC):
     """
 
     position: int
+    records = False
+    """Whether the driver records, in the forward sweep, every step since the latest snapshot the
+    tracker asked for (dropping what it recorded before at each snapshot), and reverses them, last
+    first, before carrying out ``reverse()``: the last steps then never run twice."""
 
     @abstractmethod
     def step(self) -> Snapshot | None:
@@ -34,7 +38,8 @@ class Tracker(ABC):
 
     @abstractmethod
     def reverse(self) -> Iterator[Action]:
-        """The actions of the backward sweep, starting from the state at ``position``."""
+        """The actions of the backward sweep, starting from the state at ``position`` (with `records`, once
+        the steps recorded by the forward sweep are reversed)."""
 
 
 class Schedule(ABC):

@@ -8,31 +8,41 @@ def dintegrate_dy0_A(y0, A, n, dsum=1.0):
     # forward sweep
     y = y0  # showcase.py:62
     t = 0  # showcase.py:63
+    tanh_stack = Stack()  # the adjoint of np.tanh (showcase.py:64) reads it
+    y_stack = Stack()  # the adjoint of @ reads it
     checkpoints = Checkpoints(Revolve(snapshots=4), n)
     while t < n:
-        checkpoints.step((t, y))  # showcase.py:63
-        t = t + 1
-        matmul = A @ y  # showcase.py:64
-        tanh = np.tanh(matmul)
-        prod = 0.01 * tanh
-        y = y + prod
+        if checkpoints.step((t, y)):  # showcase.py:63
+            y_stack.push(y)
+            t = t + 1  # showcase.py:63
+            matmul = A @ y  # showcase.py:64
+            tanh = np.tanh(matmul)
+            prod = 0.01 * tanh
+            y = y + prod
+            tanh_stack.push(tanh)
+        else:
+            t = t + 1  # showcase.py:63
+            matmul = A @ y  # showcase.py:64
+            tanh = np.tanh(matmul)
+            prod = 0.01 * tanh
+            y = y + prod
+    checkpoints.state = (t, y)
     # backward sweep
     dy = 2 * dsum * y  # showcase.py:65
     dA = zeros_like(A)  # showcase.py:63
-    tanh_stack = Stack()  # the adjoint of np.tanh (showcase.py:64) reads it
-    y_stack = Stack()  # the adjoint of @ reads it
     dA_batches = RowBatches(checkpoints.batch_rows, into=dA)
     for work in checkpoints.backward():
         t, y = work.state  # showcase.py:63
         if work.reverse:
-            for _ in range(work.steps):  # showcase.py:63
-                y_stack.push(y)
-                t = t + 1  # showcase.py:63
-                matmul = A @ y  # showcase.py:64
-                tanh = np.tanh(matmul)
-                prod = 0.01 * tanh
-                y = y + prod
-                tanh_stack.push(tanh)
+            if not work.recorded:  # showcase.py:63
+                for _ in range(work.steps):  # showcase.py:63
+                    y_stack.push(y)
+                    t = t + 1  # showcase.py:63
+                    matmul = A @ y  # showcase.py:64
+                    tanh = np.tanh(matmul)
+                    prod = 0.01 * tanh
+                    y = y + prod
+                    tanh_stack.push(tanh)
             tanh_rows = tanh_stack.pop_rows(work.steps)
             y_rows = y_stack.pop_rows(work.steps)
             dmatmul_rows = tanh_rows * tanh_rows  # showcase.py:64

@@ -307,10 +307,9 @@ class BackwardSweep:
         in_place = {n for n in owned if self.adjoints.name(n) not in rebound}
         batches = self.batching.flush_pieces(loop, record.checkpoints, in_place) if self.batching is not None \
             else PieceBatches()
-        sweep, pending = backward_checkpointed(loop, record.checkpoints, work, batches.reversal(trips))
+        sweep, pending = backward_checkpointed(loop, record.checkpoints, work, batches.reversal(trips), schedule)
         self.checkpointed.append(pending)
-        stacks = [self.recording.declaration(s, loop.loc) for s in dict.fromkeys(record.stacks)]
-        out = stacks + batches.before_sweep + [sweep] + batches.after_sweep
+        out = batches.before_sweep + [sweep] + batches.after_sweep    # (the stacks: before the forward sweep)
         for k in carried:
             out += self.adjoints.contribute(loop.inits[k], _name(self.adjoints.name(loop.params[k])), loop.loc)
         return out

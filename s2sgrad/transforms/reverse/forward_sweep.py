@@ -25,7 +25,7 @@ from ...ir.syntax import origin as _origin
 from ...ir.syntax import store as _store
 from .. import primal
 from .calls import Calls
-from .checkpointing import driver_creation, driver_step
+from .checkpointing import driver_creation, driver_handback, driver_step, records_forward
 from .recording import BranchRecord, LoopRecord, Recording
 
 
@@ -92,16 +92,24 @@ class ForwardSweep:
         if trips:
             out.append(_assign(trips, ast.Constant(0), loop.loc))
         if driver:
-            out.append(driver_creation(loop, driver, plan.schedule))
+            out += [self.recording.declaration(s, loop.loc) for s in dict.fromkeys(plan.stacks)]
+            out.append(driver_creation(loop, driver, plan.schedule, plan.stacks))
         body = self.block(loop.cond, record)
         body.append(primal.loop_exit(loop))
-        if driver:
+        if driver and records_forward(loop, plan.schedule):    # the trips the driver says to record
+            body.append(_origin(ast.If(driver_step(loop, driver).value, plan.recorded_trip,
+                                       self.trip(loop, False)), loop.loc))
+        elif driver:
             body.append(driver_step(loop, driver))
-        body += self.trip(loop, record and not driver)
+            body += self.trip(loop, False)
+        else:
+            body += self.trip(loop, record)
         if trips:
             body.append(_origin(ast.AugAssign(_store(trips), ast.Add(), ast.Constant(1)), loop.loc))
         out.append(primal.endless(loop, body))
         out += primal.loop_results(loop)
+        if driver and records_forward(loop, plan.schedule):
+            out.append(driver_handback(loop, driver))
         if record:
             results = dict(zip(loop.params, loop.results))
             out += [noted(ast.Expr(ast.Call(_attr(carry.stack, "push"), [_name(results[carry.param])], [])),

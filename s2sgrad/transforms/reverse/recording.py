@@ -8,7 +8,7 @@ user function. The plan is keyed by each statement's first single-assignment res
 function:
 
     >>> LoopRecord(trips="trips")
-    LoopRecord(trips='trips', checkpoints=None, schedule=None, pushes=[], carries=[], stacks=[])
+    LoopRecord(trips='trips', checkpoints=None, schedule=None, pushes=[], carries=[], stacks=[], recorded_trip=None)
 """
 from __future__ import annotations
 
@@ -47,6 +47,7 @@ class LoopRecord:
     pushes: list = field(default_factory=list)      # names the body pushes at its end
     carries: list = field(default_factory=list)     # `Carry`s of the body
     stacks: list = field(default_factory=list)      # stacks to create before it (an outermost loop)
+    recorded_trip: list | None = None    # a checkpointed loop's trip, recording, where its driver says so
 
 
 @dataclass

@@ -92,6 +92,7 @@ class Reverse:
         rerun = ForwardSweep(self.recording, self.calls, in_place, dead=set())
         for pending in self.backward.checkpointed:       # the trips a checkpointed loop runs again
             pending.recorded.body = rerun.trip(pending.loop, record=True)
+            self.recording.loop(pending.loop).recorded_trip = rerun.trip(pending.loop, record=True)
             pending.advanced.body = rerun.trip(pending.loop, record=False)
         dead = self.dead_primal_code(backward, grads) if self.on["dead_primal_code"] else set()
         forward = ForwardSweep(self.recording, self.calls, in_place, dead).block(self.fn.body)
