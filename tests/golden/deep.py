@@ -25,12 +25,11 @@ def ddeep_dx_W(x, W, dsum=1.0):
     h = x  # showcase.py:55
     h_stack = Stack()  # the backward sweep reads it
     layer = 0
-    trips = 0
     while layer < 4:
         h_stack.push(h)
         h = block_primal(h, W)  # showcase.py:57
         layer = layer + 1  # showcase.py:56
-        trips += 1
+    trips = layer
     check_scalar(np.sum(h), 'deep')  # showcase.py:58
     # backward sweep
     dh = unreduce(dsum, h)

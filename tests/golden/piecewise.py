@@ -11,13 +11,12 @@ def dpiecewise_dx(x, k, ds=1.0):
     i_stack = Stack()  # the adjoint of * (showcase.py:32) reads it
     s_stack = Stack()  # the adjoint of * (showcase.py:36) reads it
     test_stack_1 = Stack()  # which branch was taken at showcase.py:31
-    i_count = 0
-    broke = False
     trips = 0
-    while not broke and i_count < k:
+    broke = False
+    while not broke and trips < k:
         s_stack.push(s)
-        i = i_count  # showcase.py:30
-        i_count = i_count + 1
+        i = trips  # showcase.py:30
+        trips = trips + 1
         test = i % 2 == 0  # showcase.py:31
         if test:
             s = s + np.sin(x * i)  # showcase.py:32
@@ -30,7 +29,6 @@ def dpiecewise_dx(x, k, ds=1.0):
             test_stack.push(test_4)
         i_stack.push(i)
         test_stack_1.push(test)
-        trips += 1  # showcase.py:30
     check_scalar(s, 'piecewise')
     # backward sweep
     dx = zeros_like(x)

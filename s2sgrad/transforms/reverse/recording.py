@@ -8,7 +8,7 @@ user function. The plan is keyed by each statement's first single-assignment res
 function:
 
     >>> LoopRecord(trips="trips")
-    LoopRecord(trips='trips', checkpoints=None, schedule=None, pushes=[], carries=[], stacks=[])
+    LoopRecord(trips='trips', counted_by=None, checkpoints=None, schedule=None, pushes=[], carries=[], stacks=[])
 """
 from __future__ import annotations
 
@@ -42,6 +42,7 @@ class Carry:
 class LoopRecord:
     """What a loop's forward sweep records."""
     trips: str | None = None             # the trip counter (None: the loop is checkpointed, or not reversed)
+    counted_by: str | None = None        # the result of a loop variable counting the trips, which trips copies
     checkpoints: str | None = None       # the Checkpoints object of a checkpointed loop
     schedule: object = None              # ... and its schedule
     pushes: list = field(default_factory=list)      # names the body pushes at its end
