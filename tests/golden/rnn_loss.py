@@ -8,12 +8,11 @@ def drnn_loss_dW_U_b(W, U, b, xs, dsum=1.0):
     h = np.zeros(np.shape(W)[0])  # showcase.py:17
     x_trips = len(xs)  # showcase.py:18
     h_stack = Stack()  # the adjoint of @ reads it; the adjoint of np.tanh (showcase.py:19) reads it one trip earlier
-    trips = 0
-    while trips < x_trips:
+    for trips in range(x_trips):
         h_stack.push(h)
         x = xs[trips]  # showcase.py:18
-        trips = trips + 1
         h = np.tanh(W @ h + U @ x + b)  # showcase.py:19
+    trips = x_trips
     h_stack.push(h)  # the loop's final value
     # backward sweep
     dh = dsum * 2 * h  # showcase.py:20

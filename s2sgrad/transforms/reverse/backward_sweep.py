@@ -219,7 +219,7 @@ class BackwardSweep:
         record = self.recording.loop(loop)
         if schedule is None:
             record.trips = self.names.fresh("trips")
-            record.counted_by = trip_counter(loop, self.values)
+            record.counter, record.counted_by = trip_counter(loop, self.values) or (None, None)
         out = []
         owned_on_entry = set()                  # carried adjoints that start as buffers the gradient owns
         for k in carried:
@@ -250,6 +250,9 @@ class BackwardSweep:
         out += before
         for carry in record.carries:
             out.append(noted(_assign(carry.value, pop(carry.stack), loop.loc), "the loop's final value"))
+        if record.counts_down:                  # from its final value (an inner loop's: from its trips, popped)
+            start = record.trips if self.loops else record.counted_by
+            out.append(noted(_assign(record.counter, _name(start), loop.loc), "counted down every trip"))
         trip = "_"
         silent = {adjoints.name(loop.params[k]) for k in carried if not adjoints.is_active(loop.inits[k])}
         if silent and over_items(loop, self.analysis.shapes):

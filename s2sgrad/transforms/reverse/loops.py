@@ -8,7 +8,7 @@ whether a carried adjoint stays a buffer the gradient owns every trip.
     >>> counted = While(["i"], [Const(0)], [], Var("go"), [Assign("i1", Op(operator.add, [Var("i"), Const(1)]))],
     ...                 [Var("i1")], ["n"])
     >>> trip_counter(counted, {})
-    'n'
+    ('i', 'n')
 """
 from __future__ import annotations
 
@@ -23,9 +23,9 @@ def receivers(loop: While, active: set, primal_names: set) -> list[str]:
     return [c for c in captures(loop) if c in active and c in primal_names]
 
 
-def trip_counter(loop: While, values: dict) -> str | None:
-    """The result of a loop variable that counts the trips (0 on entry, 1 added at the top level of every trip:
-    the hidden counter of a ``for``), which then is the trip count after the loop; None if there is none.
+def trip_counter(loop: While, values: dict) -> tuple[str, str] | None:
+    """The loop variable that counts the trips (0 on entry, 1 added at the top level of every trip: the hidden
+    counter of a ``for``) and its result, which then is the trip count after the loop; None if there is none.
     `values`: the value assigned to each name of the function."""
     top = {stmt.target: stmt.value for stmt in loop.body if isinstance(stmt, Assign)}
     for param, init, out, result in zip(loop.params, loop.inits, loop.body_outs, loop.results):
@@ -35,7 +35,7 @@ def trip_counter(loop: While, values: dict) -> str | None:
                 and step.fn is operator.add and not step.kwargs and len(step.args) == 2 \
                 and isinstance(step.args[0], Var) and step.args[0].name == param \
                 and isinstance(step.args[1], Const) and type(step.args[1].value) is int and step.args[1].value == 1:
-            return result
+            return param, result
     return None
 
 
