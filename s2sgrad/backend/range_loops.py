@@ -76,13 +76,14 @@ def _block(fn: ast.FunctionDef, block: list, lengths: set, counts: list) -> list
 
 
 def _read_stops(fn: ast.FunctionDef, counts: list) -> None:
-    """A trip count that is the only value of its name: its reads read the stop (a length or a constant,
-    assigned once) instead, and the assignment goes."""
+    """A trip count of a loop at the function's top level that is the only value of its name: its reads read
+    the stop (a length or a constant, assigned once) instead, and the assignment goes."""
     stored: dict[str, int] = {}
     for n in walk(fn):
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
             stored[n.id] = stored.get(n.id, 0) + 1
-    dropped = {id(stmt) for stmt in counts if stored.get(stmt.targets[0].id) == 1
+    top = {id(stmt) for stmt in fn.body}         # (inside a loop, a later trip's stop may not be this count)
+    dropped = {id(stmt) for stmt in counts if id(stmt) in top and stored.get(stmt.targets[0].id) == 1
                and (isinstance(stmt.value, ast.Constant) or stored.get(stmt.value.id) == 1)}
     if not dropped:
         return
