@@ -209,3 +209,20 @@ def test_names_a_loop_binds_first_thing_get_no_value_before_it():
     source = sg.source(layers, 0, args=(params, x))
     assert "UNBOUND" not in source and "= constant" not in source, source
     assert_grad_matches_fd(layers, (params, x), 0)
+
+
+def int_keys(p, x):
+    h = x
+    for t in range(3):
+        h = np.tanh(p[0] * h) * p[5]
+    return np.sum(h)
+
+
+def test_a_dict_with_int_keys_in_any_order_keeps_each_items_dtype():
+    p, x = {5: _normal(3).astype(np.float32), 0: _normal(3, seed=1)}, _normal(3, seed=2)
+    grads = sg.grad(int_keys)(p, x)
+    assert list(grads) == [5, 0] and grads[5].dtype == np.float32 and grads[0].dtype == np.float64
+    expected = sg.grad(int_keys)({k: v.astype(np.float64) for k, v in p.items()}, x)
+    for key in p:
+        np.testing.assert_allclose(grads[key], expected[key], rtol=1e-5, atol=1e-6)
+    assert_grad_matches_fd(int_keys, ({k: v.astype(np.float64) for k, v in p.items()}, x), 0)

@@ -70,17 +70,19 @@ class Items:
         (<class 'float'>, dtype('float64'))
     """
     pairs: tuple                # ((key, descriptor), ...)
+    by_key: bool = False        # a dict's (else a list's or tuple's, by position)
 
     @staticmethod
     def of(value) -> Items | None:
-        pairs = value.items() if type(value) is dict else enumerate(value)
         if len(value) > MAX_ITEMS:
             return None
-        return Items(tuple((key, dtype_of(item)) for key, item in pairs))
+        by_key = type(value) is dict
+        pairs = value.items() if by_key else enumerate(value)
+        return Items(tuple((key, dtype_of(item)) for key, item in pairs), by_key)
 
     def item(self, key):
-        if type(key) is int and self.pairs and type(self.pairs[0][0]) is int:    # a list's or tuple's
-            return self.pairs[key][1] if -len(self.pairs) <= key < len(self.pairs) else None
+        if not self.by_key:
+            return self.pairs[key][1] if type(key) is int and -len(self.pairs) <= key < len(self.pairs) else None
         return next((d for k, d in self.pairs if type(k) is type(key) and k == key), None)
 
     def joined(self):
@@ -89,9 +91,7 @@ class Items:
         return first if all(same(d, first) for _, d in self.pairs) else None
 
     def sliced(self, part: slice) -> Items | None:
-        if type(self.pairs[0][0] if self.pairs else 0) is not int:
-            return None
-        return Items(tuple(enumerate(d for _, d in self.pairs[part])))
+        return None if self.by_key else Items(tuple(enumerate(d for _, d in self.pairs[part])))
 
 
 def dtype_of(value):

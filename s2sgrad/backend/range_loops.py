@@ -23,7 +23,7 @@ something reads it, or, where it is the only value of its name, read as the stop
         return (h, n)
 
 Only a loop that is certainly that: the counter starts at 0 right before the loop, the test is
-``counter < stop`` with a stop that is a length, a shape or an integer constant (so never negative, and an
+``counter < stop`` with a stop that is a length, a size along an axis or an integer constant (so never negative, and an
 integer: the trip count is the stop itself) the loop does not change; the body adds 1 to the counter at
 its top level, reads it only before that, and has no ``break`` or ``continue``.
 """
@@ -145,7 +145,7 @@ def _loop(fn: ast.FunctionDef, before: list, loop: ast.While, lengths: set) -> t
 
 
 def _lengths(fn: ast.FunctionDef) -> set[str]:
-    """Names assigned once, to a length or a size along an axis (``len(x)``, ``np.shape(x)[k]``, ``x.shape[k]``)."""
+    """Names assigned once, to a length or a size along an axis (``len(x)``, ``np.shape(x)[k]``)."""
     values: dict[str, list] = {}
     for node in walk(fn):
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.For)):
@@ -162,8 +162,7 @@ def _is_length(value) -> bool:
         return True
     if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Constant) and type(value.slice.value) is int:
         shape = value.value
-        return isinstance(shape, ast.Attribute) and shape.attr == "shape" or isinstance(shape, ast.Call) \
-            and isinstance(shape.func, ast.Attribute) and shape.func.attr == "shape" \
+        return isinstance(shape, ast.Call) and isinstance(shape.func, ast.Attribute) and shape.func.attr == "shape" \
             and isinstance(shape.func.value, ast.Name) and shape.func.value.id == "np"
     return False
 
