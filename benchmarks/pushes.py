@@ -54,10 +54,10 @@ def _pushes(node) -> list:
 
 
 def generated_pushes(function: ast.FunctionDef) -> tuple[list[str], int, int]:
-    """The values pushed in the body of the forward sweep's loop (the function's first ``while``), the number
+    """The values pushed in the body of the forward sweep's loop (the function's first loop), the number
     of them that are shape records, and the pushes outside it (a loop variable's final value, when the value
     a trip ends with is not pushed because the next trip pushes it)."""
-    loop = next(node for node in ast.walk(function) if isinstance(node, ast.While))
+    loop = next(node for node in ast.walk(function) if isinstance(node, (ast.While, ast.For)))
     calls = _pushes(loop)
     shapes = sum(isinstance(c.args[0], ast.Call) and getattr(c.args[0].func, "id", "") == "like" for c in calls)
     return [ast.unparse(c.args[0]) for c in calls], shapes, len(_pushes(function)) - len(calls)

@@ -78,8 +78,9 @@ def test_inferred_dtype_is_numpys(fn, dtypes):
 
 
 def test_unknown_operations_give_up():
-    dtypes, descriptor = inferred(gathered, [np.ones(3), [0, 1]])       # a list index: not followed
+    dtypes, descriptor = inferred(gathered, [np.ones(3), range(2)])     # an index of a kind not known
     assert descriptor is None and not dtypes.real()
+    assert inferred(gathered, [np.ones(3), [0, 1]])[1] == np.float64     # a list's items' descriptors are known
 
 
 def test_every_value_real():

@@ -104,7 +104,7 @@ def test_rows_of_an_argument_read_one_per_trip_are_the_argument_itself(steps):
     args = rnn_inputs(steps)
     text = same_gradient(rnn_with_inputs, args, wrt=(0, 1, 2))
     forward, backward = text.split("# backward sweep")
-    assert "item_rows = xs[:trips][::-1]" in backward and "item_stack" not in text
+    assert "item_rows = xs[:t_stop][::-1]" in backward and "item_stack" not in text
     assert forward.count(".push(") == 2                     # only h: xs[t] is not pushed
     for got, expected in zip(sg.grad(rnn_with_inputs, (0, 1, 2))(*args), rnn_with_inputs_reference(*args)):
         np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-15)

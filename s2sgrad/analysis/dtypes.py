@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import builtins
 import operator
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -58,12 +59,49 @@ HOLDERS = {builtins.range, primitives.make_tuple, primitives.make_list}
 JOINED = {primitives.seq_concat, primitives.seq_repeat}       # lists and tuples added or repeated
 
 
+MAX_ITEMS = 16              # the longest list, tuple or dict whose items' descriptors are known
+
+
+@dataclass(frozen=True)
+class Items:
+    """The descriptors of the items of a list, tuple or dict argument, by key (a list's keys: 0, 1, ...).
+
+        >>> Items.of({"W": np.ones(2), "b": 1.0}).item("b"), Items.of([np.ones(2)] * 2).joined()
+        (<class 'float'>, dtype('float64'))
+    """
+    pairs: tuple                # ((key, descriptor), ...)
+    by_key: bool = False        # a dict's (else a list's or tuple's, by position)
+
+    @staticmethod
+    def of(value) -> Items | None:
+        if len(value) > MAX_ITEMS:
+            return None
+        by_key = type(value) is dict
+        pairs = value.items() if by_key else enumerate(value)
+        return Items(tuple((key, dtype_of(item)) for key, item in pairs), by_key)
+
+    def item(self, key):
+        if not self.by_key:
+            return self.pairs[key][1] if type(key) is int and -len(self.pairs) <= key < len(self.pairs) else None
+        return next((d for k, d in self.pairs if type(k) is type(key) and k == key), None)
+
+    def joined(self):
+        """The descriptor every item has (None: not one)."""
+        first = self.pairs[0][1] if self.pairs else None
+        return first if all(same(d, first) for _, d in self.pairs) else None
+
+    def sliced(self, part: slice) -> Items | None:
+        return None if self.by_key else Items(tuple(enumerate(d for _, d in self.pairs[part])))
+
+
 def dtype_of(value):
     """The descriptor of an argument's value (what generated code is specialized on)."""
     if isinstance(value, (np.ndarray, np.generic)):
         return value.dtype
     if type(value) in PYTHON_NUMBERS:
         return type(value)
+    if type(value) in (list, tuple, dict):
+        return Items.of(value)
     return None
 
 
@@ -80,6 +118,8 @@ def is_real(descriptor) -> bool:
     """Real numbers of at most 64 bits (or no numbers)?"""
     if descriptor is REAL or is_python_number(descriptor) and descriptor is not complex:
         return True
+    if isinstance(descriptor, Items):
+        return all(is_real(d) for _, d in descriptor.pairs)
     return isinstance(descriptor, np.dtype) and descriptor.kind in "biuf" and descriptor.itemsize <= 8
 
 
@@ -138,6 +178,8 @@ class Dtypes(Forward):
             return args[0] if isinstance(args[0], np.dtype) or args[0] is REAL else None
         if fn in (operator.getitem, primitives.seq_getitem) and (isinstance(args[0], np.dtype) or args[0] is REAL):
             return args[0]
+        if fn in (operator.getitem, primitives.seq_getitem) and isinstance(args[0], Items) and len(op.args) == 2:
+            return self.item(args[0], op.args[1])
         if fn is np.arange and not kwargs:
             return _on_samples(fn, args)
         if fn in (np.concatenate, np.stack) and len(op.args) == 1 and isinstance(op.args[0], Var) \
@@ -160,6 +202,14 @@ class Dtypes(Forward):
         if fn is builtins.float and len(args) == 1 and is_real(args[0]):
             return float
         return None
+
+    def item(self, items: Items, key):
+        """The descriptor of ``seq[key]``: by a constant key or slice, or the one every item has."""
+        if isinstance(key, Const) and isinstance(key.value, slice):
+            return items.sliced(key.value)
+        if isinstance(key, Const) and type(key.value) in (int, str):
+            return items.item(key.value)
+        return items.joined() if self.of(key) is int else None
 
     # ---------------------------------------------------------------- the walk's facts
 

@@ -43,6 +43,7 @@ class _Liveness:
     def __init__(self, candidates: set | None = None):
         self.edges: dict[str, set] = {}          # name -> names it interferes with (one direction or both)
         self.candidates = candidates
+        self.unread: dict[int, bool] = {}         # id of a copy ``x = y`` -> nothing reads that x (last visit)
 
     def block(self, stmts, live: set, loop_exit: set) -> set:
         for stmt in reversed(stmts):
@@ -84,11 +85,46 @@ class _Liveness:
         if isinstance(stmt, ast.Return):
             return names_read(stmt)
         defined = _writes(stmt)
+        if _is_plain_copy(stmt):
+            self.unread[id(stmt)] = stmt.targets[0].id not in live
         if isinstance(stmt, ast.AugAssign):
             self.interfere(stmt, defined, live)
             return live | names_read(stmt) | defined
         self.interfere(stmt, defined, live)
         return (live - defined) | names_read(stmt)
+
+
+def _is_plain_copy(stmt) -> bool:
+    """``x = y`` or ``x = 1.0``: an assignment of a name or a constant to a name, which does nothing else."""
+    return isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
+        and isinstance(stmt.value, (ast.Name, ast.Constant))
+
+
+_STRUCTURED = (ast.Assign, ast.AugAssign, ast.Expr, ast.If, ast.While, ast.For, ast.Break, ast.Return, ast.Pass)
+
+
+def drop_unread_copies(fn: ast.FunctionDef) -> None:
+    """Leave out copies whose value nothing reads (``W = UNBOUND`` before a loop that binds W first thing),
+    where the function is made of the statements whose liveness `_Liveness` follows."""
+    if not all(isinstance(stmt, _STRUCTURED) for node in fn.body for stmt in walk(node) if isinstance(stmt, ast.stmt)):
+        return
+    liveness = _Liveness()
+    liveness.block(fn.body, set(), set())
+    unread = {key for key, dead in liveness.unread.items() if dead}
+    if not unread:
+        return
+
+    def drop(block: list) -> list:
+        kept = []
+        for stmt in block:
+            for field in ("body", "orelse"):
+                inner = getattr(stmt, field, None)
+                if isinstance(inner, list) and inner:
+                    setattr(stmt, field, drop(inner) or ([ast.Pass()] if field == "body" else []))
+            if id(stmt) not in unread:
+                kept.append(stmt)
+        return kept
+    fn.body = drop(fn.body)
 
 
 def live_in(stmts: list) -> set[str]:
@@ -164,6 +200,7 @@ def coalesce(fn: ast.FunctionDef, fixed: set = frozenset(), temporary: set = fro
             if isinstance(node, ast.Name) and node.id in renames:
                 node.id = renames[node.id]
         _drop_self_copies(fn)
+    drop_unread_copies(fn)
     return fn
 
 

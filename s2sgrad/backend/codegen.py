@@ -189,18 +189,31 @@ def _while_condition(loop: ast.While) -> None:
 
 
 class _NoBroadcast(Transformer):
-    """``np.broadcast_to(e, s) * v`` -> ``e * v`` where v is known to have shape s (the product is the same)."""
+    """``np.broadcast_to(e, s) * v`` -> ``e * v`` where v is known to have shape s (the product is the same), also
+    where the broadcast is first scaled by numbers (``np.broadcast_to(e, s) * 2 * v`` -> ``e * 2 * v``)."""
 
     def visit_BinOp(self, node):
         self.generic_visit(node)
         if isinstance(node.op, ast.Mult):
-            for broadcast, other in ((node.left, node.right), (node.right, node.left)):
-                shape = _broadcast_shape(broadcast)
+            for side, other in (("left", node.right), ("right", node.left)):
+                holder, place = node, side          # the broadcast is getattr(holder, place)
+                while isinstance(getattr(holder, place), ast.BinOp) and isinstance(getattr(holder, place).op, ast.Mult):
+                    product = getattr(holder, place)
+                    if _is_number(product.right):
+                        holder, place = product, "left"
+                    elif _is_number(product.left):
+                        holder, place = product, "right"
+                    else:
+                        break
+                shape = _broadcast_shape(getattr(holder, place))
                 if shape is not None and printed(shape_of(other)) == shape:
-                    value = broadcast.args[0]
-                    return ast.BinOp(value, ast.Mult(), other) if broadcast is node.left \
-                        else ast.BinOp(other, ast.Mult(), value)
+                    setattr(holder, place, getattr(holder, place).args[0])
+                    return node
         return node
+
+
+def _is_number(node) -> bool:
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float)
 
 
 def _broadcast_shape(node):

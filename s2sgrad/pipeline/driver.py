@@ -10,8 +10,8 @@ a function from code (`GeneratedFunction`) to code with a name; a pass that is a
 only where ``optimize=`` switches it on:
 
     >>> [p.name for p in GRADIENT_PASSES]       # doctest: +NORMALIZE_WHITESPACE
-    ['unshare', 'fold', 'drop_broadcasts', 'simplify_arithmetic', 'vectorize', 'coalesce', 'scalar_expressions',
-     'merge_collections']
+    ['unshare', 'fold', 'drop_broadcasts', 'simplify_arithmetic', 'vectorize', 'coalesce', 'range_loops',
+     'scalar_expressions', 'merge_collections']
     >>> fn = ast.parse("def f(x):\\n    t = -(x * x)\\n    y = 0.0\\n    y += t\\n    return y").body[0]
     >>> names = Names()
     >>> names.temporary.add("t")
@@ -51,8 +51,10 @@ from ..analysis.liveness import is_scalar_output
 from ..analysis.randomness import save_states_for_recomputation
 from ..backend.coalesce import coalesce, live_in
 from ..backend.codegen import comment_line, compile_module, drop_broadcasts, fold, merge_collections, render, unshare
+from ..backend.dict_gradients import dict_displays
 from ..backend.namespaces import to_namespace
 from ..backend.peephole import simplify_arithmetic
+from ..backend.range_loops import range_loops
 from ..backend.scalar_expressions import scalar_expressions
 from ..backend.vectorize import vectorize
 from ..errors import COMPLEX_HINT, NonScalarOutput, S2SGradError, UnsupportedSyntax, called_from
@@ -173,6 +175,7 @@ GRADIENT_PASSES: tuple[Pass, ...] = (
     Pass("simplify_arithmetic", on_function(simplify_arithmetic), "simplify_arithmetic"),
     Pass("vectorize", _vectorize, "vectorize"),
     Pass("coalesce", _coalesce),
+    Pass("range_loops", on_function(range_loops)),
     Pass("scalar_expressions", _scalar_expressions, "scalar_expressions"),
     Pass("merge_collections", on_function(merge_collections), "batched_accumulation"),
 )
@@ -353,6 +356,7 @@ class GradientModule:
             if sweeps.backward else None
         numbers = {p for p, k in kinds.items() if k in (SCALAR, INT)} | ({sweeps.seed} if mode != "vjp" else set())
         self.tidy(node, names, backward=backward, numbers=numbers)
+        dict_displays(node, {p: k.shapes for p, k in kinds.items() if isinstance(k, ArrayDict) and p in wrt})
         read = {n.id for n in walk(node) if isinstance(n, ast.Name)}
         start = 1 if node.body and node.body[0] is body[0] else 0          # after the forward sweep's comment
         node.body[start:start] = size_bindings(kinds, read)

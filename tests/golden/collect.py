@@ -10,7 +10,6 @@ def dcollect_dx(x, n, dsum=1.0):
     h_shape_stack = Stack()  # the adjoint of append (showcase.py:45) reads its shape
     tanh_stack = Stack()  # the adjoint of np.tanh (showcase.py:44) reads it
     t = 0
-    trips = 0
     while t < n:
         t = t + 1  # showcase.py:43
         tanh = np.tanh(h)  # showcase.py:44
@@ -18,7 +17,7 @@ def dcollect_dx(x, n, dsum=1.0):
         hs.append(h)  # showcase.py:45
         h_shape_stack.push(like(h))
         tanh_stack.push(tanh)
-        trips += 1  # showcase.py:43
+    trips = t
     stack = np.stack(hs)  # showcase.py:46
     power = stack ** 2
     check_scalar(np.sum(power), 'collect')

@@ -24,18 +24,14 @@ def ddeep_dx_W(x, W, dsum=1.0):
     # forward sweep
     h = x  # showcase.py:55
     h_stack = Stack()  # the backward sweep reads it
-    layer = 0
-    trips = 0
-    while layer < 4:
+    for layer in range(4):
         h_stack.push(h)
         h = block_primal(h, W)  # showcase.py:57
-        layer = layer + 1  # showcase.py:56
-        trips += 1
     check_scalar(np.sum(h), 'deep')  # showcase.py:58
     # backward sweep
     dh = unreduce(dsum, h)
     dW = zeros_like(W)  # showcase.py:56
-    for _ in range(trips):
+    for _ in range(4):
         h = h_stack.pop()
         _, block_record = block_forward(h, W)  # showcase.py:57
         dh, dW_part = block_backward(block_record, dh)

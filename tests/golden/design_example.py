@@ -10,14 +10,13 @@ def ddesign_example_dx(x, n, dy=1.0):
     i = 0  # showcase.py:9
     sin_stack = Stack()  # the adjoint of * (showcase.py:11) reads it
     y_stack = Stack()  # the adjoint of np.sin (showcase.py:11) reads it
-    trips = 0
     while i < n:
         y_stack.push(y)
         sin = np.sin(y)  # showcase.py:11
         y = sin * x
         i = i + 1  # showcase.py:12
         sin_stack.push(sin)
-        trips += 1  # showcase.py:10
+    trips = i
     check_scalar(y, 'design_example')
     # backward sweep
     dx = zeros_like(x)

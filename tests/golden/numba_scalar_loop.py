@@ -11,7 +11,6 @@ def dscalar_while_dx(x, n, dy=1.0):
     i = 0  # test_numba_backend.py:25
     sin_stack_top = 0  # test_numba_backend.py:26
     y_stack_top = 0
-    trips = 0
     while i < n:
         if y_stack_top == 0:
             y_stack = stack_new(y, n + 1)
@@ -30,7 +29,7 @@ def dscalar_while_dx(x, n, dy=1.0):
                 sin_stack = stack_grown(sin_stack)
         sin_stack[sin_stack_top] = sin
         sin_stack_top += 1
-        trips += 1  # test_numba_backend.py:26
+    trips = i
     check_scalar(y, 'scalar_while')
     # backward sweep
     dx = zeros_like(x)

@@ -8,12 +8,10 @@ def dpiecewise_dx(x, k, ds=1.0):
     # forward sweep
     s = 0.0  # showcase.py:29
     test_stack = Stack()  # which branch was taken at showcase.py:33
-    i_stack = Stack()  # the adjoint of * (showcase.py:32) reads it
     s_stack = Stack()  # the adjoint of * (showcase.py:36) reads it
     test_stack_1 = Stack()  # which branch was taken at showcase.py:31
     i_count = 0
     broke = False
-    trips = 0
     while not broke and i_count < k:
         s_stack.push(s)
         i = i_count  # showcase.py:30
@@ -28,16 +26,16 @@ def dpiecewise_dx(x, k, ds=1.0):
             else:
                 s = s * x  # showcase.py:36
             test_stack.push(test_4)
-        i_stack.push(i)
         test_stack_1.push(test)
-        trips += 1  # showcase.py:30
+    trips = i_count
     check_scalar(s, 'piecewise')
     # backward sweep
     dx = zeros_like(x)
     for _ in range(trips):
-        i = i_stack.pop()
+        i_count = i_count - 1
         s = s_stack.pop()
         test = test_stack_1.pop()
+        i = i_count  # showcase.py:30
         if test:  # showcase.py:31
             dx += ds * math.cos(x * i) * i  # showcase.py:32
         else:

@@ -5,25 +5,18 @@ from s2sgrad.runtime import *
 
 def drnn_loss_dW_U_b(W, U, b, xs, dsum=1.0):
     # forward sweep
-    n_W = W.shape[0]
     h = np.zeros(np.shape(W)[0])  # showcase.py:17
     x_trips = len(xs)  # showcase.py:18
     h_stack = Stack()  # the adjoint of @ reads it; the adjoint of np.tanh (showcase.py:19) reads it one trip earlier
-    x_count = 0
-    trips = 0
-    while x_count < x_trips:
+    for trips in range(x_trips):
         h_stack.push(h)
-        x = xs[x_count]  # showcase.py:18
-        x_count = x_count + 1
+        x = xs[trips]  # showcase.py:18
         h = np.tanh(W @ h + U @ x + b)  # showcase.py:19
-        trips += 1  # showcase.py:18
+    trips = x_trips
     h_stack.push(h)  # the loop's final value
     # backward sweep
-    dh = np.broadcast_to(dsum, (n_W,)) * 2 * h  # showcase.py:20
-    dU = zeros_like(U)  # showcase.py:18
-    dW = zeros_like(W)
-    db = zeros_like(b)
-    h_stack_rows = h_stack.pop_rows(trips + 1)
+    dh = dsum * 2 * h  # showcase.py:20
+    h_stack_rows = h_stack.pop_rows(trips + 1)  # showcase.py:18
     h_2_rows = h_stack_rows[:-1]
     h_rows = h_stack_rows[1:]
     x_rows = xs[:trips][::-1]
@@ -32,7 +25,7 @@ def drnn_loss_dW_U_b(W, U, b, xs, dsum=1.0):
     for dmatmul in dsum_rows:  # showcase.py:18
         dmatmul *= dh  # showcase.py:19
         dh = W.T @ dmatmul
-    db += np.sum(dsum_rows, 0)
-    dU += dsum_rows.T @ x_rows
-    dW += dsum_rows.T @ h_rows
+    db = np.sum(dsum_rows, 0)
+    dU = dsum_rows.T @ x_rows
+    dW = dsum_rows.T @ h_rows
     return (dW, dU, db)

@@ -15,7 +15,7 @@ from ...analysis.dtypes import is_real
 from ...errors import S2SGradError
 from ...frontend.functions import is_user_function
 from ...ir import primitives
-from ...ir.nodes import Assign, Const, Function, If, Op, Var, While, atom_expr, writes
+from ...ir.nodes import Assign, Const, Function, If, Op, Var, While, assignments, atom_expr, writes
 from ...ir.syntax import assign as _assign
 from ...ir.syntax import call as _call
 from ...ir.syntax import is_slice as _is_slice
@@ -32,7 +32,7 @@ from .batching import Batching, PieceBatches
 from .calls import Calls
 from .checkpointing import CheckpointedLoop, backward_checkpointed, schedule_of, trips_of
 from .last_trip import over_items, skip_in_last_trip
-from .loops import receivers, written_in_place
+from .loops import receivers, trip_counter, written_in_place
 from .recording import BranchRecord, Recording, key
 from .syntax import pop
 
@@ -62,6 +62,7 @@ class BackwardSweep:
         self.loops: list = []                   # enclosing loops while reversing
         self.checkpointed: list[CheckpointedLoop] = []   # trips run again, for the forward sweep to fill in
         self.primal_names = writes(fn.body) | set(fn.params)
+        self.values = {stmt.target: stmt.value for stmt in assignments(fn.body) if stmt.target}
 
     def block(self, block: list, repeated: bool, defined=()) -> tuple[list, list]:
         """The adjoint of `block`, and the names it pushes (a block `repeated` in a loop pops them first)."""
@@ -218,6 +219,7 @@ class BackwardSweep:
         record = self.recording.loop(loop)
         if schedule is None:
             record.trips = self.names.fresh("trips")
+            record.counter, record.counted_by = trip_counter(loop, self.values) or (None, None)
         out = []
         owned_on_entry = set()                  # carried adjoints that start as buffers the gradient owns
         for k in carried:
@@ -230,17 +232,27 @@ class BackwardSweep:
             else:
                 owned_on_entry.add(param)
                 out.append(_assign(adjoints.name(param), _call("zeros_like", _name(result)), loop.loc))
+        zeros = {}                              # receiver -> its zeros, made before the loop
         for name in self.receivers(loop):
             if name not in adjoints.has:
-                out.append(adjoints.zero(name, loop.loc))
+                zeros[name] = adjoints.zero(name, loop.loc)
+                out.append(zeros[name])
         adjoints.sparse -= set(self.receivers(loop))
         if schedule is not None:
             return out + self.checkpointed_loop(loop, carried, schedule)
         body = self.trip(loop, carried, owned_on_entry)
+        named = {n.id for stmt in body for n in ast.walk(stmt) if isinstance(n, ast.Name)}
+        for name, zero in zeros.items():        # only batched sums after the loop add to it: they assign it
+            if adjoints.name(name) not in named:
+                out.remove(zero)
+                adjoints.has.discard(name)
         before, after = self.flush(loop)
         out += before
         for carry in record.carries:
             out.append(noted(_assign(carry.value, pop(carry.stack), loop.loc), "the loop's final value"))
+        if record.counts_down:                  # from its final value (an inner loop's: from its trips, popped)
+            start = record.trips if self.loops else record.counted_by
+            out.append(noted(_assign(record.counter, _name(start), loop.loc), "counted down every trip"))
         trip = "_"
         silent = {adjoints.name(loop.params[k]) for k in carried if not adjoints.is_active(loop.inits[k])}
         if silent and over_items(loop, self.analysis.shapes):

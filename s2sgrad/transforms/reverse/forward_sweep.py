@@ -88,7 +88,8 @@ class ForwardSweep:
     def loop(self, loop: While, record: bool = True) -> list:
         out = primal.loop_entry(loop)
         plan = (self.recording.pushed_by(loop) if record else None) or LoopRecord()
-        trips, driver = plan.trips, plan.checkpoints
+        driver = plan.checkpoints
+        trips = plan.trips if plan.counted_by is None else None     # (else a loop variable counts them)
         if trips:
             out.append(_assign(trips, ast.Constant(0), loop.loc))
         if driver:
@@ -110,6 +111,8 @@ class ForwardSweep:
         out += primal.loop_results(loop)
         if driver and records_forward(loop, plan.schedule):
             out.append(driver_handback(loop, driver))
+        if plan.counted_by is not None:
+            out.append(_assign(plan.trips, _name(plan.counted_by), loop.loc))
         if record:
             results = dict(zip(loop.params, loop.results))
             out += [noted(ast.Expr(ast.Call(_attr(carry.stack, "push"), [_name(results[carry.param])], [])),

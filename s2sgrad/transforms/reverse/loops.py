@@ -5,18 +5,38 @@ whether a carried adjoint stays a buffer the gradient owns every trip.
     >>> loop = While(["y"], [Var("y0")], [], Const(True), [], [Var("y")], ["y1"])
     >>> written_in_place(loop, 0), receivers(loop, {"w"}, {"w"})
     (False, [])
+    >>> counted = While(["i"], [Const(0)], [], Var("go"), [Assign("i1", Op(operator.add, [Var("i"), Const(1)]))],
+    ...                 [Var("i1")], ["n"])
+    >>> trip_counter(counted, {})
+    ('i', 'n')
 """
 from __future__ import annotations
 
 import operator
 
 from ...ir import primitives
-from ...ir.nodes import Assign, If, Op, Var, While, captures, reads
+from ...ir.nodes import Assign, Const, If, Op, Var, While, captures, reads
 
 
 def receivers(loop: While, active: set, primal_names: set) -> list[str]:
     """Names from outside `loop` whose adjoints its body can add to (active loop invariants)."""
     return [c for c in captures(loop) if c in active and c in primal_names]
+
+
+def trip_counter(loop: While, values: dict) -> tuple[str, str] | None:
+    """The loop variable that counts the trips (0 on entry, 1 added at the top level of every trip: the hidden
+    counter of a ``for``) and its result, which then is the trip count after the loop; None if there is none.
+    `values`: the value assigned to each name of the function."""
+    top = {stmt.target: stmt.value for stmt in loop.body if isinstance(stmt, Assign)}
+    for param, init, out, result in zip(loop.params, loop.inits, loop.body_outs, loop.results):
+        step = top.get(out.name) if isinstance(out, Var) else None
+        init = values.get(init.name) if isinstance(init, Var) else init
+        if isinstance(init, Const) and type(init.value) is int and init.value == 0 and isinstance(step, Op) \
+                and step.fn is operator.add and not step.kwargs and len(step.args) == 2 \
+                and isinstance(step.args[0], Var) and step.args[0].name == param \
+                and isinstance(step.args[1], Const) and type(step.args[1].value) is int and step.args[1].value == 1:
+            return param, result
+    return None
 
 
 def written_in_place(loop: While, k: int) -> bool:

@@ -141,11 +141,13 @@ class Recomputation:
 
     def item_read(self, stmt: Assign) -> bool:
         """Is `stmt` a reference, no operation on data: a copy ``x = y`` of a value that is not known as an
-        array, or ``x = seq[k]`` of a list, tuple or dict (``seq_getitem``, or ``[]`` on a value not known as an
-        array) by a constant or an integer (``item = params[k]`` in trip k, ``W = item[0]``)?"""
+        array (a list, tuple or dict, or a Python int: ``i = i_count`` of a ``for``), or ``x = seq[k]`` of a
+        list, tuple or dict (``seq_getitem``, or ``[]`` on a value not known as an array) by a constant or an
+        integer (``item = params[k]`` in trip k, ``W = item[0]``)?"""
         value, kind = stmt.value, self.analysis.kind
         if isinstance(value, Var):
-            return kind.get(value.name) in SEQUENCE_KINDS
+            dtypes = self.analysis.dtypes
+            return kind.get(value.name) in SEQUENCE_KINDS or dtypes is not None and dtypes.of(value) is int
         if not (isinstance(value, Op) and value.fn in (operator.getitem, seq_getitem) and len(value.args) == 2
                 and not value.kwargs and not value.augmented):
             return False

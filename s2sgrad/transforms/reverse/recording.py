@@ -8,7 +8,8 @@ user function. The plan is keyed by each statement's first single-assignment res
 function:
 
     >>> LoopRecord(trips="trips")
-    LoopRecord(trips='trips', checkpoints=None, schedule=None, pushes=[], carries=[], stacks=[], recorded_trip=None)
+    LoopRecord(trips='trips', counted_by=None, counter=None, counts_down=False, checkpoints=None,
+               schedule=None, pushes=[], carries=[], stacks=[], recorded_trip=None)
 """
 from __future__ import annotations
 
@@ -42,6 +43,9 @@ class Carry:
 class LoopRecord:
     """What a loop's forward sweep records."""
     trips: str | None = None             # the trip counter (None: the loop is checkpointed, or not reversed)
+    counted_by: str | None = None        # the result of a loop variable counting the trips, which trips copies
+    counter: str | None = None           # ... that loop variable: the backward sweep counts it down, not popped
+    counts_down: bool = False            # ... which it does where its backward trips read it
     checkpoints: str | None = None       # the Checkpoints object of a checkpointed loop
     schedule: object = None              # ... and its schedule
     pushes: list = field(default_factory=list)      # names the body pushes at its end
@@ -118,14 +122,21 @@ class Recording:
             self.shape_only |= (set(needed) & read) - value_reads(code)
         carried = self.carried_to_next_trip(block, [n for n in needed if n in read], loops)
         needed = [n for n in needed if n not in carried]
+        record = self.loop(loops[-1]) if loops and block is loops[-1].body else None
+        counter = record.counter if record is not None and record.counter not in self.shape_only else None
+        needed = [n for n in needed if n != counter]        # the trip's value of the loop's counter: counted down
         if self.recomputation is not None:
             references = {s.target for s in block if isinstance(s, Assign) and self.recomputation.item_read(s)}
             values = [n for n in needed if n in read and (n not in self.shape_only or n in references)]
             by_rows = self.rows is not None and block is loops[-1].body and not self.is_checkpointed(loops[-1])
-            again = self.recomputation.plan(block, local, values, set(values) | set(carried), value_reads(code),
-                                            loops, by_rows)
+            again = self.recomputation.plan(block, local, values, set(values) | set(carried) | {counter},
+                                            value_reads(code), loops, by_rows)
             needed = [n for n in needed if n not in again.names]
             code = insert(code, again.statements)
+        counted = []
+        if counter is not None and counter in names_read(code):
+            record.counts_down = True
+            counted = [_assign(counter, ast.BinOp(_name(counter), ast.Sub(), ast.Constant(1)))]
         owner = self.loop(loops[0]).stacks
         pops = []
         for name in needed:
@@ -144,7 +155,7 @@ class Recording:
             self.loop(loops[-1]).carries.append(Carry(value, param, stack))
             self.notes[stack] += f"; {why_kept(value, code, False)} one trip earlier"
             after.append(_assign(value, _name(param)))
-        return needed, pops + code + after
+        return needed, counted + pops + code + after
 
     def carried_to_next_trip(self, block: list, needed: list, loops: list) -> dict[str, str]:
         """Values a loop body ends with that the next trip starts with as a loop variable, both read by the
