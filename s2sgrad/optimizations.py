@@ -49,6 +49,11 @@ OPTIMIZATIONS = MappingProxyType({
     "scalar_expressions": "arithmetic on numbers (never arrays) is written as one expression, bit for bit the "
                           "same: consecutive contributions to a number's adjoint merge (dy = dy * 0.5 + dprod * c), "
                           "a temporary read once is written where it is read, a copy of a number is the number",
+    "coefficient_arrays": "a backward loop over trips whose work is arithmetic on numbers, linear in the adjoints "
+                          "it carries (dy = dy * 0.5 + dy * x * math.cos(y)), forms each adjoint's coefficients "
+                          "(0.5 + x * np.cos(y_rows), like terms collected) for all trips in one NumPy operation on "
+                          "the popped floats before the loop, which is left with dy = dy * dy_factor; equal to "
+                          "rounding, not bit for bit",
     "dead_primal_code": "grad's forward sweep leaves out NumPy arithmetic on arrays of known shapes and dtypes "
                         "whose value nothing reads but the output, which it does not return (nor check, when "
                         "it is known to be a real scalar)",

@@ -39,6 +39,7 @@ def test_the_passes_in_order_and_the_optimizations_that_switch_them():
         ("unshare", None), ("fold", None), ("drop_broadcasts", "drop_broadcasts"),
         ("simplify_arithmetic", "simplify_arithmetic"), ("vectorize", "vectorize"), ("coalesce", None),
         ("range_loops", None), ("scalar_expressions", "scalar_expressions"),
+        ("coefficient_arrays", "coefficient_arrays"),
         ("merge_collections", "batched_accumulation")]
     assert FORWARD_PASSES == (PASSES["unpack_tuples"], *GRADIENT_PASSES)
     assert all(p.optimization in OPTIMIZATIONS for p in FORWARD_PASSES if p.optimization is not None)

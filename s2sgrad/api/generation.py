@@ -183,7 +183,8 @@ def checked_options(options: dict) -> dict:
 # What the gradients that forward mode differentiates run (hvp, derivatives of derivatives): specialized on
 # dtypes (so complex values between real ones are followed), but with no row written in place, which forward
 # mode over them would see as a changed alias.
-DIFFERENTIATED = frozenset(ALL - {"rows_in_place"})
+DIFFERENTIATED = frozenset(ALL - {"rows_in_place", "coefficient_arrays"})
+PER_TRIP_IN_NUMBA = frozenset({"coefficient_arrays"})   # (numba compiles the trips' float arithmetic itself)
 
 
 def generated(f, wrt: list[str], mode: str, kinds: tuple = (), verbose: bool = False, dtypes: tuple | None = None,
@@ -203,7 +204,9 @@ def generated_entry(f, wrt: list[str], mode: str, kinds: tuple, verbose: bool, d
     if hit is not None:
         return hit
     with guards.recording() as reads:
-        module = GradientModule(checkpoint=options["checkpoint"], optimizations=options["optimize"],
+        optimizations = options["optimize"] - PER_TRIP_IN_NUMBA if options["backend"] == "numba" \
+            else options["optimize"]
+        module = GradientModule(checkpoint=options["checkpoint"], optimizations=optimizations,
                                 sparse=options["sparse"], array_namespace=array_namespace)
         params = parameter_names(f)
         arg_kinds = dict(zip(params, kinds))

@@ -12,7 +12,8 @@ numbers, the seed of ``grad``, the user's number constants):
 - a number literal, a name that holds numbers, arithmetic (``+ - * / // % **``
   and unary ``-``) of numbers;
 - ``math.f(...)`` of a function returning a float, ``float(...)``, and a NumPy
-  ufunc of numbers (``np.sin(y)`` of a float is a NumPy scalar);
+  ufunc of numbers (``np.sin(y)`` of a float is a NumPy scalar); ``zeros_like(x)``
+  of a number (0.0, or 0j);
 - ``s.pop()`` of a stack made here (``s = Stack()``) onto which only numbers are
   pushed, and read only to push and pop.
 
@@ -172,7 +173,7 @@ class _Check:
 
     def call(self, node) -> bool:
         func, args = node.func, node.args
-        if isinstance(func, ast.Name) and func.id == "float" and "float" not in self.names:
+        if isinstance(func, ast.Name) and func.id in ("float", "zeros_like") and func.id not in self.names:
             return len(args) == 1 and self.of(args[0])
         if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
             return False

@@ -244,6 +244,13 @@ class _Rename(Transformer):
         return node
 
 
+def live_after(fn: ast.FunctionDef) -> dict:
+    """The names live after each statement of `fn` (statement id -> names), by backward liveness."""
+    live = _Liveness()
+    live.block(fn.body, set(), set())
+    return live.after
+
+
 class _Liveness:
     """Backward liveness over structured code: `after` maps each statement (by id) to the names live after it."""
 

@@ -11,7 +11,7 @@ only where ``optimize=`` switches it on:
 
     >>> [p.name for p in GRADIENT_PASSES]       # doctest: +NORMALIZE_WHITESPACE
     ['unshare', 'fold', 'drop_broadcasts', 'simplify_arithmetic', 'vectorize', 'coalesce', 'range_loops',
-     'scalar_expressions', 'merge_collections']
+     'scalar_expressions', 'coefficient_arrays', 'merge_collections']
     >>> fn = ast.parse("def f(x):\\n    t = -(x * x)\\n    y = 0.0\\n    y += t\\n    return y").body[0]
     >>> names = Names()
     >>> names.temporary.add("t")
@@ -51,6 +51,7 @@ from ..analysis.liveness import is_scalar_output
 from ..analysis.randomness import save_states_for_recomputation
 from ..backend.coalesce import coalesce, live_in
 from ..backend.codegen import comment_line, compile_module, drop_broadcasts, fold, merge_collections, render, unshare
+from ..backend.coefficients import coefficient_pass
 from ..backend.dict_gradients import dict_displays
 from ..backend.namespaces import to_namespace
 from ..backend.peephole import simplify_arithmetic
@@ -101,6 +102,7 @@ class BackwardSweep:
     trip_loops: list = field(default_factory=list)       # its loops over a loop's trips, last trip first
     row_stacks: dict = field(default_factory=dict)       # stack -> `RowStack`: may be popped as rows
     adjoint_shapes: dict | None = None                   # given where a trip's product may go into its row
+    float_rows: bool = False                             # popped numbers may be taken as float64 arrays
 
     def start(self, body: list) -> int:
         """The index in `body` of the backward sweep's first statement."""
@@ -177,6 +179,7 @@ GRADIENT_PASSES: tuple[Pass, ...] = (
     Pass("coalesce", _coalesce),
     Pass("range_loops", on_function(range_loops)),
     Pass("scalar_expressions", _scalar_expressions, "scalar_expressions"),
+    Pass("coefficient_arrays", coefficient_pass, "coefficient_arrays"),
     Pass("merge_collections", on_function(merge_collections), "batched_accumulation"),
 )
 """The passes of reverse mode's generated functions, in the order they run."""
@@ -352,8 +355,8 @@ class GradientModule:
         node = _function(fn_name, params, body, defaults)
         in_place_rows = sweeps.adjoint_shapes if analysis.real_adjoints and "rows_in_place" in self.optimizations \
             else None
-        backward = BackwardSweep(backward_line, sweeps.trip_loops, sweeps.row_stacks, in_place_rows) \
-            if sweeps.backward else None
+        backward = BackwardSweep(backward_line, sweeps.trip_loops, sweeps.row_stacks, in_place_rows,
+                                 analysis.real_adjoints and self.array_namespace is None) if sweeps.backward else None
         numbers = {p for p, k in kinds.items() if k in (SCALAR, INT)} | ({sweeps.seed} if mode != "vjp" else set())
         self.tidy(node, names, backward=backward, numbers=numbers)
         dict_displays(node, {p: k.shapes for p, k in kinds.items() if isinstance(k, ArrayDict) and p in wrt})

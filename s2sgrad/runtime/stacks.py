@@ -44,6 +44,19 @@ class Stack(list):
                             "optimize=set(s2sgrad.OPTIMIZATIONS) - {'vectorize'}")
         return stacked
 
+    def pop_floats(self, n: int) -> np.ndarray:
+        """Pop the last `n` values at once, numbers, as one float64 array (the last pushed first).
+
+            >>> s = Stack([1.0, np.float64(2.0), 3])
+            >>> s.pop_floats(2).tolist(), s
+            ([3.0, 2.0], [1.0])
+        """
+        start = len(self) - n
+        values = self[start:]
+        del self[start:]
+        values.reverse()
+        return np.array(values, dtype=np.float64)
+
 
 def stack_push(stack, value):
     """``stack.push(value)`` as a function of the stack (how gradient code is read back to be differentiated).
