@@ -106,6 +106,21 @@ def test_a_loop_over_a_range_is_printed_as_a_for_and_its_gradient_is_right(case)
     assert_grad_matches_fd(fn, args, 0)
 
 
+def over_items(W, U, xs):
+    h = np.zeros(W.shape[0])
+    for x in xs:
+        h = np.tanh(W @ h + U @ x)
+    return np.sum(h ** 2)
+
+
+def test_a_loop_over_items_counts_with_an_index_not_with_the_trip_counter():
+    W, U, xs = 0.5 * _normal(3, 3), _normal(3, 2), _normal(5, 2)
+    source = sg.source(over_items, (0, 1), args=(W, U, xs))
+    assert "for t in range(x_trips):" in source and "x = xs[t]" in source, source
+    assert not re.search(r"for trips(_\d+)? in ", source), source
+    assert_grad_matches_fd(over_items, (W, U, xs), (0, 1))
+
+
 @pytest.mark.parametrize("case", ["range of a length, counter read", "items of a list, enumerated"])
 def test_the_counter_is_counted_down_not_pushed(case):
     fn, make, _ = LOOPS[case]

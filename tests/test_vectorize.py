@@ -223,7 +223,7 @@ def test_a_gated_cell_through_a_concatenation_is_vectorized_and_batched():
     Wf, Wi, xs = rng.standard_normal((4, 7)) * 0.3, rng.standard_normal((4, 7)) * 0.3, rng.standard_normal((6, 3))
     text = same_gradient(gated, (Wf, Wi, xs), wrt=(0, 1))
     backward = text.split("# backward sweep")[1]
-    assert "hx_rows = hx_stack.pop_rows(trips)" in backward and "unbroadcast(" not in backward
+    assert "hx_rows = hx_stack.pop_rows(x_trips)" in backward and "unbroadcast(" not in backward
     assert ".T @ hx_rows" in backward and "np.outer" not in backward
     assert "dh = dhx[:n_Wf]" in backward and "unconcatenate(" not in text and "t_stack" not in text
     for k in (0, 1):

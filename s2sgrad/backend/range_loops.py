@@ -32,6 +32,7 @@ from __future__ import annotations
 import ast
 import copy
 
+from ..ir.names import base_name
 from ..ir.syntax import names_read, origin, origin_of
 from ..ir.trees import walk
 
@@ -132,16 +133,39 @@ def _loop(fn: ast.FunctionDef, before: list, loop: ast.While, lengths: set) -> t
             [s for s in kept if s is not copies[0]]):
         target = copies[0].targets[0].id
         kept = [s for s in kept if s is not copies[0]]
+    located = origin_of(copies[0]) if target != counter else origin_of(loop)
+    if target == counter and base_name(counter) == "trips":      # the trip counter itself: named as an index
+        target = _fresh(fn, "t")
+        kept = _renamed(kept, counter, target)
     del before[-1]
     for_loop = origin(ast.For(ast.Name(target, ast.Store()), ast.Call(ast.Name("range", ast.Load()), [stop], []),
-                              kept or [ast.Pass()], [], None), origin_of(copies[0]) if target != counter else
-                      origin_of(loop))
+                              kept or [ast.Pass()], [], None), located)
     inside = {id(n) for n in walk(loop)}
     reads = sum(isinstance(n, ast.Name) and n.id == counter and isinstance(n.ctx, ast.Load) and id(n) not in inside
                 for n in walk(fn))
     if not reads:
         return [for_loop], 0
     return [for_loop, ast.Assign([ast.Name(counter, ast.Store())], stop)], reads     # the trip count, read later
+
+
+def _fresh(fn: ast.FunctionDef, hint: str) -> str:
+    """`hint`, or `hint_1`, `hint_2`, ...: the first that names nothing in `fn`."""
+    taken = {n.id for n in walk(fn) if isinstance(n, ast.Name)} | {a.arg for a in walk(fn) if isinstance(a, ast.arg)}
+    name, k = hint, 0
+    while name in taken:
+        k += 1
+        name = f"{hint}_{k}"
+    return name
+
+
+def _renamed(block: list, old: str, new: str) -> list:
+    """Copies of the statements of `block` with the name `old` read as `new`."""
+    block = copy.deepcopy(block)
+    for stmt in block:
+        for n in walk(stmt):
+            if isinstance(n, ast.Name) and n.id == old:
+                n.id = new
+    return block
 
 
 def _lengths(fn: ast.FunctionDef) -> set[str]:

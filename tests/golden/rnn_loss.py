@@ -8,18 +8,17 @@ def drnn_loss_dW_U_b(W, U, b, xs, dsum=1.0):
     h = np.zeros(np.shape(W)[0])  # showcase.py:17
     x_trips = len(xs)  # showcase.py:18
     h_stack = Stack()  # the adjoint of @ reads it; the adjoint of np.tanh (showcase.py:19) reads it one trip earlier
-    for trips in range(x_trips):
+    for t in range(x_trips):
         h_stack.push(h)
-        x = xs[trips]  # showcase.py:18
+        x = xs[t]  # showcase.py:18
         h = np.tanh(W @ h + U @ x + b)  # showcase.py:19
-    trips = x_trips
     h_stack.push(h)  # the loop's final value
     # backward sweep
     dh = dsum * 2 * h  # showcase.py:20
-    h_stack_rows = h_stack.pop_rows(trips + 1)  # showcase.py:18
+    h_stack_rows = h_stack.pop_rows(x_trips + 1)  # showcase.py:18
     h_2_rows = h_stack_rows[:-1]
     h_rows = h_stack_rows[1:]
-    x_rows = xs[:trips][::-1]
+    x_rows = xs[:x_trips][::-1]
     dsum_rows = h_2_rows * h_2_rows  # showcase.py:19
     np.subtract(1.0, dsum_rows, out=dsum_rows)
     for dmatmul in dsum_rows:  # showcase.py:18
