@@ -1,5 +1,7 @@
 """The public API around the generated code: decorators, options, caching, source, the CLI."""
+import contextlib
 import inspect
+import io
 import linecache
 import subprocess
 import sys
@@ -10,6 +12,7 @@ import numpy as np
 import pytest
 
 import s2sgrad as sg
+from s2sgrad.cli import main
 
 
 def test_decorator_forms():
@@ -90,23 +93,38 @@ def test_lambda_names():
     assert "def dlambda_dx(x" in sg.source(cases.square)
 
 
+def cli(*argv: str) -> subprocess.CompletedProcess:
+    """`python -m s2sgrad *argv` run in this process: its exit status, standard output and error as the
+    interpreter gives them (a `SystemExit` with a message prints it to standard error and exits with 1)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(list(argv))
+        except SystemExit as stop:
+            code = stop.code
+            if code is not None and not isinstance(code, int):
+                print(code, file=sys.stderr)
+                code = 1
+    return subprocess.CompletedProcess(["python", "-m", "s2sgrad", *argv], code or 0, out.getvalue(), err.getvalue())
+
+
 def test_cli_show(tmp_path):
     out = subprocess.run([sys.executable, "-m", "s2sgrad", "show", f"{cases.__file__}:design", "--wrt", "x"],
                          capture_output=True, text=True, check=True).stdout
     assert "def ddesign_dx(x, n, dy=1.0):" in out and "y_stack.push(y)" in out
-    lowered = subprocess.run([sys.executable, "-m", "s2sgrad", "show", f"{cases.__file__}:design", "--stage",
-                              "lowered"], capture_output=True, text=True, check=True).stdout
-    assert "while_loop(cond_1, body_1," in lowered
-    bad = subprocess.run([sys.executable, "-m", "s2sgrad", "show", f"{cases.__file__}:nothing"],
-                         capture_output=True, text=True)
+    assert cli("show", f"{cases.__file__}:design", "--wrt", "x").stdout == out
+    lowered = cli("show", f"{cases.__file__}:design", "--stage", "lowered")
+    assert lowered.returncode == 0 and "while_loop(cond_1, body_1," in lowered.stdout
+    bad = cli("show", f"{cases.__file__}:nothing")
     assert bad.returncode != 0 and "defines no 'nothing'" in bad.stderr
 
 
 def test_cli_show_with_example_arguments():
-    command = [sys.executable, "-m", "s2sgrad", "show", f"{cases.__file__}:design", "--args", "0.7, 3"]
-    out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
-    assert out == sg.source(cases.design, args=(0.7, 3)) and ".pop_floats(trips)" in out   # specialized on a float
-    bad = subprocess.run(command[:-1] + ["np.ones((3,)"], capture_output=True, text=True)
+    command = ["show", f"{cases.__file__}:design", "--args", "0.7, 3"]
+    out = cli(*command)
+    assert out.returncode == 0 and out.stdout == sg.source(cases.design, args=(0.7, 3)) \
+        and ".pop_floats(trips)" in out.stdout     # specialized on a float
+    bad = cli(*command[:-1], "np.ones((3,)")
     assert bad.returncode != 0 and "--args 'np.ones((3,)' does not evaluate" in bad.stderr
 
 

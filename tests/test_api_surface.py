@@ -318,10 +318,23 @@ def directory():
         yield Path(name)
 
 
+@pytest.fixture(scope="module")
+def swept_function(directory):
+    """The user function of a case's sweep, written and imported once for the module's tests: the grad and
+    jvp test and the hvp test differentiate the same function (its generated gradient is made once)."""
+    functions = {}
+
+    def function(sweep: Sweep):
+        if sweep.case.name not in functions:
+            functions[sweep.case.name] = sweep.function(directory)
+        return functions[sweep.case.name]
+    return function
+
+
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.name) for c in SWEPT])
-def test_grad_and_jvp_match_finite_differences(case, directory):
+def test_grad_and_jvp_match_finite_differences(case, swept_function):
     sweep = Sweep(case)
-    f = sweep.function(directory)
+    f = swept_function(sweep)
     wrt = tuple(range(len(sweep.params)))
     rng = np.random.default_rng(1)
     directions = [_directions(rng, p) for p in sweep.params]
@@ -413,12 +426,12 @@ def test_no_rule_on_an_inactive_value_runs(directory):
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.name) for c in SWEPT])
-def test_hvp_matches_differences_of_the_gradient(case, directory):
+def test_hvp_matches_differences_of_the_gradient(case, swept_function):
     """Forward over reverse through each primitive: shaped like the arguments, and equal to central
     differences of the gradient along the same direction (or a refusal: the second derivative of np.cumprod
     at a zero entry is refused when it is met)."""
     sweep = Sweep(case)
-    f = sweep.function(directory)
+    f = swept_function(sweep)
     wrt = tuple(range(len(sweep.params)))
     directions = [_directions(np.random.default_rng(2), p) for p in sweep.params]
     try:
