@@ -43,6 +43,54 @@ def counter_in_body(x, n):
     return y
 
 
+def counter_while(x, n):
+    y = x
+    i = 0
+    while i < n:
+        y = np.cos(y) * 0.9 + 0.01 * i * y
+        i += 1
+    return y
+
+
+def counter_from_two(x, n):
+    y = x
+    for i in range(2, n):
+        y = np.cos(y) * 0.9 + 0.01 * i * y
+    return y
+
+
+def counter_nested(x, n):
+    y = x
+    for _ in range(3):
+        for i in range(n):
+            y = np.sin(y) * x + 0.02 * i * y
+        y = y * 0.9
+    return y
+
+
+def counter_term(x, n):
+    y = x
+    z = 0.2
+    for i in range(n):
+        z = z + y * i
+        y = np.sin(y) * x
+    return y + z
+
+
+def counter_factor(x, n):
+    y = x
+    for i in range(n):
+        y = y * (i * 0.1) + x * 0.5
+    return y
+
+
+def counter_alone(x, n):
+    y = x
+    for i in range(n):
+        y = y * i + x * 0.5
+    return y
+
+
 def math_calls(x, n):
     y = x
     k = 0

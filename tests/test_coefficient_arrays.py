@@ -1,6 +1,7 @@
 """Backward loops over floats with their coefficients formed for all trips at once (`backend/coefficients.py`,
 `backend/polynomials.py`): the gradient equals the one trip by trip to rounding and matches finite differences."""
 import ast
+import re
 
 import coefficient_cases as cases
 import numpy as np
@@ -13,8 +14,11 @@ from s2sgrad.optimizations import ALL
 
 PER_TRIP = ALL - {"coefficient_arrays"}
 
-VECTORIZED = [cases.euler, cases.two_carried, cases.quotients, cases.powers, cases.counter_in_body, cases.nested,
-              cases.read_after]
+COUNTED_DOWN = [cases.counter_in_body, cases.counter_while, cases.counter_from_two, cases.counter_nested,
+                cases.counter_term]
+POPPING_NOTHING = [cases.counter_factor, cases.counter_alone]
+VECTORIZED = [cases.euler, cases.two_carried, cases.quotients, cases.powers, cases.nested, cases.read_after,
+              *COUNTED_DOWN]
 LEFT_AS_IT_IS = [cases.branch_in_body,
                  cases.math_calls]           # (the dtypes of math's results are not followed: no float rows)
 
@@ -23,7 +27,7 @@ def _args(fn):
     return (0.35, 7)
 
 
-@pytest.mark.parametrize("fn", VECTORIZED + LEFT_AS_IT_IS, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("fn", VECTORIZED + LEFT_AS_IT_IS + POPPING_NOTHING, ids=lambda f: f.__name__)
 def test_the_gradient_is_the_one_trip_by_trip_to_rounding_and_matches_finite_differences(fn):
     args = _args(fn)
     np.testing.assert_allclose(sg.grad(fn)(*args), sg.grad(fn, optimize=PER_TRIP)(*args), rtol=1e-13)
@@ -34,10 +38,71 @@ def test_the_gradient_is_the_one_trip_by_trip_to_rounding_and_matches_finite_dif
 @pytest.mark.parametrize("fn", VECTORIZED, ids=lambda f: f.__name__)
 def test_the_backward_loop_pops_nothing_and_does_float_operations_on_its_adjoints(fn):
     backward = sg.source(fn, args=_args(fn)).split("# backward sweep")[1]
-    assert ".pop_floats(trips" in backward and "math." not in backward and ".pop()" not in backward.split("for ")[-1]
+    assert re.search(r"\.pop_floats\(\w*trips", backward) and "math." not in backward and ".pop()" not in backward.split("for ")[-1]
     innermost = max(len(line) - len(line.lstrip()) for line in backward.splitlines() if line.strip())
     trip = "".join(line for line in backward.splitlines() if line.startswith(" " * innermost))
     assert "np." not in trip and ".pop()" not in trip
+
+
+@pytest.mark.parametrize("fn", COUNTED_DOWN + [cases.counter_factor], ids=lambda f: f.__name__)
+def test_a_counted_down_counter_is_formed_for_all_trips_and_nothing_is_copied(fn):
+    backward = sg.source(fn, args=_args(fn)).split("# backward sweep")[1]
+    assert re.search(r"(\w+)_rows = np\.arange\(\1 - 1, \1 - 1 - \w*trips\w*, -1\)", backward), backward
+    assert not re.search(r"\b\w+ = \w+ - 1\b", backward) and not re.search(r"\bdy_\d+ = dy\b", backward)
+
+
+def test_a_counter_read_as_it_is_is_the_loops_target():
+    backward = sg.source(cases.counter_alone, args=(0.35, 7)).split("# backward sweep")[1]
+    assert "    for i in range(i - 1, i - 1 - trips, -1):\n" in backward and "i = i - 1" not in backward
+
+
+COUNTED_LOOP = """
+def f(x, n, dy=1.0):
+    y = x
+    y_stack = Stack()
+    i = START
+    while i < n:
+        y_stack.push(y)
+        y = np.cos(y) * 0.9 + 0.01 * i * y
+        i = i + 1
+    trips = len(range(n))
+    for _ in range(trips):
+        dy_2 = dy
+        TRIP
+        y = y_stack.pop()
+        dy = dy_2 * (0.01 * i) - dy_2 * 0.9 * math.sin(y)
+    return dy * i
+"""
+COUNTED = "i = i - 1"
+
+
+@pytest.mark.parametrize("start, trip, formed", [
+    ("0", COUNTED, True),                                           # i read after the loop: i - trips there
+    ("0.5", COUNTED, False),                                        # not an int
+    ("0", "x = i\n        i = i - 1", False),                       # read before it is counted down
+    ("0", "i = i - 1\n        i = i * 1", False),                   # bound again
+])
+def test_the_pass_on_a_counted_down_counter_keeps_the_values(start, trip, formed):
+    import math
+
+    from s2sgrad.backend.coefficients import coefficient_arrays
+    from s2sgrad.ir.names import Names
+    from s2sgrad.runtime import Stack
+
+    text = COUNTED_LOOP.replace("START", start).replace("TRIP", trip)
+    fn = ast.parse(text).body[0]
+    coefficient_arrays(fn, 0, [fn.body[-2]], {"x", "n", "dy"}, Names({n.id for n in ast.walk(fn)
+                                                                           if isinstance(n, ast.Name)}))
+    rewritten = ast.unparse(ast.fix_missing_locations(fn))
+    assert ("np.arange(i - 1, i - 1 - trips, -1)" in rewritten) == formed, rewritten
+    assert ("\n    i = i - trips\n    return dy * i" in rewritten) == formed, rewritten
+    for n in (0, 1, 6):
+        values = []
+        for code in (text, rewritten):
+            space = {"np": np, "math": math, "Stack": Stack}
+            exec(code, space)
+            values.append(space["f"](0.35, n))
+        np.testing.assert_allclose(values[1], values[0], rtol=1e-13)
 
 
 def test_loops_with_a_branch_are_left_as_they_are():

@@ -51,9 +51,17 @@ def test_a_stack_pops_numbers_where_only_numbers_are_pushed_and_it_is_not_passed
 
 
 def test_a_name_bound_by_a_loop_or_a_parameter_not_known_is_not_a_number():
-    fn = ast.parse("def f(a, b):\n    for i in range(3):\n        a = a + i\n    return a + b").body[0]
+    fn = ast.parse("def f(a, b, xs):\n    for i in xs:\n        a = a + i\n    return a + b").body[0]
     assert number_names(fn, {"a", "b"}) == {"b"}
     assert number_names(fn, {"a"}) == set()
+
+
+def test_the_target_of_a_loop_over_a_range_and_a_length_are_ints():
+    text = "def f(a, xs):\n    for i in range(3):\n        a = a + i\n    n = len(xs)\n    return a + n"
+    assert number_names(ast.parse(text).body[0], {"a"}) == {"a", "i", "n"}
+    shadowed = "def f(a, range):\n    for i in range(3):\n        a = a + i\n    return a"
+    assert number_names(ast.parse(shadowed).body[0], {"a"}) == set()
+    assert number_names(ast.parse("def f(xs, len):\n    n = len(xs)\n    return n").body[0], set()) == set()
 
 
 # ---------------------------------------------------------------- the rewrites

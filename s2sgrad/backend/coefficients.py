@@ -19,7 +19,12 @@ does it:
 A coefficient that is a popped value is read as it is (from the stack's last
 values as a list of floats, ``sin_stack.pop_floats(trips).tolist()``, where no
 arithmetic reads it: float operations on floats cost less than on NumPy's);
-one that reads no popped value stays in the loop as it was. The loop qualifies when its
+one that reads no popped value stays in the loop as it was. An int counter the trip
+counts down first (``i = i - 1``, an int loop counter: nothing else binds it)
+is i - 1, i - 2, ..., i - trips over the trips: ``i_rows = np.arange(i - 1,
+i - 1 - trips, -1)``, and ``i = i - trips`` after the loop where it is read
+there; where no arithmetic reads it (a coefficient that is i), the loop is
+over ``range(i - 1, i - 1 - trips, -1)``, i its target. The loop qualifies when its
 body is straight-line arithmetic on numbers (`numbers.number_names`), pops each
 stack once and nothing after it reads what it pops; the stacks then hold the
 trips' values last, one per trip.
@@ -38,7 +43,7 @@ import numpy as np
 
 from ..ir.syntax import assign, call, name, np_call, origin, origin_of
 from ..ir.trees import walk
-from .numbers import number_names
+from .numbers import made_stacks, number_names
 from .polynomials import Polynomial
 from .scalar_expressions import live_after
 
@@ -57,15 +62,15 @@ def coefficient_arrays(fn: ast.FunctionDef, start: int, trip_loops: list, inputs
     numbers = number_names(fn, set(inputs))
     if not numbers:
         return fn
-    after = live_after(fn)
+    after, counters = live_after(fn), _int_counters(fn)
     for block in _blocks(fn.body, start):
         k = start if block is fn.body else 0
         while k < len(block):
             loop = block[k]
             if any(loop is trip_loop for trip_loop in trip_loops):
-                before = _Trip(loop, numbers, after, names).rewrite()
-                block[k:k] = before
-                k += len(before)
+                before, past = _Trip(loop, numbers, after, names, counters).rewrite()
+                block[k:k + 1] = [*before, loop, *past]
+                k += len(before) + len(past)
             k += 1
     return fn
 
@@ -96,40 +101,53 @@ class _Trip:
     """One backward loop over trips: its carried numbers' values after a trip, as linear forms (input name or
     None for a term without one -> `Polynomial` coefficient)."""
 
-    def __init__(self, loop: ast.For, numbers: set[str], after: dict, names):
-        self.loop, self.numbers, self.names = loop, numbers, names
+    def __init__(self, loop: ast.For, numbers: set[str], after: dict, names, counters: set[str]):
+        self.loop, self.numbers, self.names, self.counters = loop, numbers, names, counters
         self.live = after.get(id(loop.body[-1]), set()) if loop.body else set()
         self.pops: dict[str, str] = {}          # popped name -> its stack
         self.env: dict[str, dict] = {}          # name bound so far this trip -> its linear form
         self.last: dict[str, ast.stmt] = {}     # name -> the statement binding it last
         self.sinks: list[tuple] = []            # (statement, list, name, linear form) of each ``rows.append(e)``
         self.shifted: dict[str, str] = {}       # v -> p where a trip ends with v = p, p popped: v is p one trip on
+        self.counter: str | None = None         # i where a trip starts with i = i - 1, i an int counter
+        self.counted: ast.expr | None = None    # the range of i's values, where the loop is over them
         self.after_loop = after.get(id(loop), set())
 
-    def rewrite(self) -> list:
-        """Rewrite the loop if it qualifies; the statements to put before it."""
+    def rewrite(self) -> tuple[list, list]:
+        """Rewrite the loop if it qualifies; the statements to put before it and after it."""
         try:
             outputs = self.outputs()
             order = _ordered(outputs)
         except _NotLinear:
-            return []
-        rows = set(self.pops) | set(self.shifted)
+            return [], []
+        rows = self.rows()
         forms = [*outputs.values(), *(form for *_, form in self.sinks)]
         read = set().union(*(c.reads() for form in forms for c in form.values()))
         shifted = {v: p for v, p in self.shifted.items() if v in read}
         if not read & rows or set(self.pops) - read - set(shifted.values()):
-            return []                           # nothing to do for all trips; or a value popped for nothing
+            return [], []                       # nothing to do for all trips; or a value popped for nothing
         at = origin_of(self.loop)
         trips = name(self.loop.iter.args[0].id)
         direct = {id(c): p for form in forms for c in form.values() for p in rows
                   if c.terms == Polynomial.factor(name(p)).terms}
         arrays = set().union(*(c.reads() for form in forms for c in form.values() if id(c) not in direct)) \
-            & set(self.pops) | set(shifted) | set(shifted.values())
-        row_names, before = {}, []
+            & (set(self.pops) | {self.counter}) | set(shifted) | set(shifted.values())
+        row_names, before, past = {}, [], []
         for p, stack in self.pops.items():
             row_names[p] = self.names.fresh(f"{p}_rows" if p in arrays else f"{p}_values")
             popped = _call_method(stack, "pop_floats", trips)
             before.append(origin(assign(row_names[p], popped if p in arrays else _tolist(popped)), at))
+        i = self.counter
+        if i is not None:                       # (i - 1, i - 2, ..., i - trips: the trips' values of i)
+            bounds = (_minus(name(i), ast.Constant(1)), _minus(_minus(name(i), ast.Constant(1)), trips),
+                      ast.UnaryOp(ast.USub(), ast.Constant(1)))
+            if i in arrays or i not in set(direct.values()):
+                row_names[i] = self.names.fresh(f"{i}_rows")
+                before.append(origin(assign(row_names[i], np_call("arange", *bounds)), at))
+            else:                               # (only read as it is: the loop is over its values)
+                self.counted = call("range", *bounds)
+            if i in self.after_loop and i not in set(direct.values()):  # (else the loop's items are named i)
+                past.append(origin(assign(i, _minus(name(i), trips)), at))
         for v, p in shifted.items():            # v in trip k is p of trip k - 1; in the first, v as it is
             row_names[v] = self.names.fresh(f"{v}_rows")
             before.append(assign(row_names[v], np_call("append", name(v), ast.Subscript(
@@ -151,19 +169,23 @@ class _Trip:
         self.loop.target = targets[0] if len(targets) == 1 else ast.Tuple(targets, ast.Store())
         lists = [source for _, source in self.iterated.values()]
         self.loop.iter = lists[0] if len(lists) == 1 else call("zip", *lists)
-        return before
+        return before, past
+
+    def rows(self) -> set[str]:
+        """The names whose trips' values are formed before the loop."""
+        return set(self.pops) | set(self.shifted) | ({self.counter} - {None})
 
     def expression(self, v: str, form: dict) -> ast.expr:
         """A trip's value of the linear `form` (of `v`): each adjoint times its coefficient, each coefficient
         reading popped values an item of a list formed before the loop."""
         terms = []
-        rows = set(self.pops) | set(self.shifted)
+        rows = self.rows()
         for u, c in sorted(form.items(), key=lambda uc: (uc[0] != v, uc[0] is None)):
             if not c.reads() & rows:
                 coefficient = c.render(first=lambda key: True)
             elif id(c) in self.direct:
-                p = self.direct[id(c)]          # (named as it was popped: read nowhere after the loop)
-                values = name(self.row_names[p])
+                p = self.direct[id(c)]          # (named as it was popped: read nowhere after the loop; i ends right)
+                values = self.counted if p == self.counter and self.counted else name(self.row_names[p])
                 coefficient = self.item(p, _tolist(values) if p in self.arrays else values)
             else:
                 stem = f"{v}_factor" if u == v else f"{v}_term" if u is None else f"{v}_{u}_factor"
@@ -202,6 +224,7 @@ class _Trip:
         if {t.id for t in walk(loop.target) if isinstance(t, ast.Name)} & (_reads(loop.body) | self.live):
             raise _NotLinear
         popped = {_target(stmt) for stmt in loop.body if _popped(stmt)}
+        counted = self._counted_down()
         for k, stmt in enumerate(loop.body):
             v = _target(stmt)
             if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Name) and stmt.value.id in popped \
@@ -209,7 +232,7 @@ class _Trip:
                     and sum(_target(other) == v for other in loop.body) == 1 and v not in _reads(loop.body[k:]):
                 self.shifted[v] = stmt.value.id
         for stmt in loop.body:
-            if _target(stmt) in self.shifted:
+            if _target(stmt) in self.shifted or stmt is counted:
                 continue
             appended = _appended(stmt)
             if appended is not None:            # (a batched sum's list: one value per trip)
@@ -238,6 +261,19 @@ class _Trip:
             raise _NotLinear
         return {v: form for v, form in self.env.items() if v in self.live and v not in self.pops}
 
+    def _counted_down(self) -> ast.stmt | None:
+        """The statement ``i = i - 1`` counting an int counter i down, where the trip starts with it (nothing
+        before it reads or binds i) and nothing else in it binds i; sets `counter`."""
+        touched: set[str] = set()               # the names the statements so far read or bind
+        for stmt in self.loop.body:
+            i = _target(stmt)
+            if i in self.counters - touched and i in self.numbers and _decremented(stmt) == i \
+                    and sum(_target(other) == i for other in self.loop.body) == 1:
+                self.counter = i
+                return stmt
+            touched |= _reads(stmt) | {n.id for n in walk(stmt) if isinstance(n, ast.Name)}
+        return None
+
     def linear(self, node) -> dict:
         if isinstance(node, ast.Constant) and (type(node.value) is float or type(node.value) is int
                                                and abs(node.value) < 2 ** 53):
@@ -247,7 +283,7 @@ class _Trip:
                 return self.env[node.id]
             if node.id not in self.numbers:
                 raise _NotLinear
-            if node.id in self.shifted:
+            if node.id in self.shifted or node.id == self.counter:
                 return {None: Polynomial.factor(name(node.id))}
             bound = any(_target(s) == node.id for s in self.loop.body)
             return {node.id: Polynomial.constant(1.0)} if bound else {None: Polynomial.factor(name(node.id))}
@@ -357,6 +393,73 @@ def _target(stmt) -> str | None:
     if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
         return stmt.target.id
     return None
+
+
+def _int_counters(fn: ast.FunctionDef) -> set[str]:
+    """The names `fn` binds only to ints: int literals, ``len(...)``, targets of loops over a ``range(...)``, sums
+    and differences of these, and pops of a stack onto which only these are pushed (the largest such set)."""
+    bindings: dict[str, list] = {}              # name -> the values bound to it (None: not known to be an int)
+    seen: set[int] = set()                      # (the stores read below as the targets of their statements)
+    for node in walk(fn):
+        if isinstance(node, (ast.Assign, ast.For)):
+            value = node.iter if isinstance(node, ast.For) and _is_call(node.iter, "range") else \
+                getattr(node, "value", None)
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                for n in walk(target):
+                    if isinstance(n, ast.Name):
+                        bindings.setdefault(n.id, []).append(value if n is target else None)
+                        seen.add(id(n))
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            bindings.setdefault(node.target.id, []).append(ast.BinOp(node.target, node.op, node.value))
+            seen.add(id(node.target))
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load) and id(node) not in seen:
+            bindings.setdefault(node.id, []).append(None)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bindings.setdefault(node.name, []).append(None)
+    for arg in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs:
+        bindings.setdefault(arg.arg, []).append(None)
+    builtins, stacks = {"len", "range"} - set(bindings), made_stacks(list(walk(fn)), bindings)
+    ints = set(bindings)
+    while True:
+        left = {v for v in ints if all(_an_int(value, ints, builtins, stacks) for value in bindings[v])}
+        if left == ints:
+            return ints
+        ints = left
+
+
+def _an_int(node, ints: set[str], builtins: set[str], stacks: dict) -> bool:
+    if isinstance(node, ast.Constant):
+        return type(node.value) is int
+    if isinstance(node, ast.Name):
+        return node.id in ints
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+        return _an_int(node.left, ints, builtins, stacks) and _an_int(node.right, ints, builtins, stacks)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "pop" \
+            and isinstance(node.func.value, ast.Name) and node.func.value.id in stacks and not node.args:
+        return all(_an_int(pushed, ints, builtins, stacks) for pushed in stacks[node.func.value.id])
+    return any(_is_call(node, f) for f in builtins)
+
+
+def _minus(left: ast.expr, right: ast.expr) -> ast.expr:
+    return ast.BinOp(left, ast.Sub(), right)
+
+
+def _is_call(node, fn: str) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == fn
+
+
+def _decremented(stmt) -> str | None:
+    """i where `stmt` is ``i = i - 1`` or ``i -= 1``."""
+    if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
+        i, op, step = stmt.target.id, stmt.op, stmt.value
+    elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
+            and isinstance(stmt.value, ast.BinOp) and isinstance(stmt.value.left, ast.Name) \
+            and stmt.value.left.id == stmt.targets[0].id:
+        i, op, step = stmt.targets[0].id, stmt.value.op, stmt.value.right
+    else:
+        return None
+    return i if isinstance(op, ast.Sub) and isinstance(step, ast.Constant) and type(step.value) is int \
+        and step.value == 1 else None
 
 
 def _appended(stmt) -> tuple | None:

@@ -13,11 +13,12 @@ numbers, the seed of ``grad``, the user's number constants):
   and unary ``-``) of numbers;
 - ``math.f(...)`` of a function returning a float, ``float(...)``, and a NumPy
   ufunc of numbers (``np.sin(y)`` of a float is a NumPy scalar); ``zeros_like(x)``
-  of a number (0.0, or 0j);
+  of a number (0.0, or 0j); ``len(...)``, and the target of a loop over a
+  ``range(...)`` (ints);
 - ``s.pop()`` of a stack made here (``s = Stack()``) onto which only numbers are
   pushed, and read only to push and pop.
 
-Every other binding (a call, an index, a loop target, a tuple taken apart) of a
+Every other binding (a call, an index, another loop target, a tuple taken apart) of a
 name makes it unknown. The answer is the largest set closed under these rules.
 
     >>> fn = ast.parse('''
@@ -64,17 +65,21 @@ def number_names(fn: ast.FunctionDef, inputs: set[str]) -> set[str]:
             _bind(node.target, value, bindings)
         elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
             bindings.setdefault(node.id, [])    # (a store these cases do not know, or one they bind below)
+    builtin_len, builtin_range = ("len" not in set(bindings) | params), ("range" not in set(bindings) | params)
     for node in nodes:
-        if isinstance(node, (ast.For, ast.AnnAssign, ast.With, ast.ExceptHandler, ast.Delete)):
+        if isinstance(node, ast.For) and isinstance(node.target, ast.Name) and isinstance(node.iter, ast.Call) \
+                and isinstance(node.iter.func, ast.Name) and node.iter.func.id == "range" and builtin_range:
+            bindings.setdefault(node.target.id, []).append(ast.Constant(0))     # (an int)
+        elif isinstance(node, (ast.For, ast.AnnAssign, ast.With, ast.ExceptHandler, ast.Delete)):
             for name in walk(node.target if isinstance(node, (ast.For, ast.AnnAssign)) else node):
                 if isinstance(name, ast.Name) and not isinstance(name.ctx, ast.Load):
                     bindings.setdefault(name.id, []).append(None)
     for p in params - inputs:
         bindings.setdefault(p, []).append(None)
-    stacks = _stacks(nodes, bindings)
+    stacks = made_stacks(nodes, bindings)
     numbers = (set(bindings) | inputs) - {n for n, values in bindings.items() if None in values}
     known_stacks = set(stacks)
-    check, pushes = _Check(numbers, known_stacks), _Check(numbers, ())
+    check, pushes = _Check(numbers, known_stacks, builtin_len), _Check(numbers, (), builtin_len)
     users: dict = {}                            # a name or ("stack", s) -> the names and stacks to check again
     for name, values in bindings.items():
         for value in values:
@@ -129,7 +134,7 @@ def _bind(target, value, bindings: dict) -> None:
                 bindings.setdefault(name.id, []).append(None)
 
 
-def _stacks(nodes: list, bindings: dict) -> dict[str, list]:
+def made_stacks(nodes: list, bindings: dict) -> dict[str, list]:
     """The stacks made in a function (its `nodes`: bound once, to ``Stack()``) read only by ``.push(v)``, ``.pop()`` and
     ``.pop_rows(n)``: stack -> the values pushed onto it."""
     made = {n for n, values in bindings.items() if len(values) == 1 and isinstance(values[0], ast.Call)
@@ -155,8 +160,8 @@ def _stacks(nodes: list, bindings: dict) -> dict[str, list]:
 class _Check:
     """Which expressions certainly evaluate to numbers, given the names and stacks known to hold them."""
 
-    def __init__(self, names, stacks):
-        self.names, self.stacks = names, stacks
+    def __init__(self, names, stacks, builtin_len=False):
+        self.names, self.stacks, self.builtin_len = names, stacks, builtin_len
 
     def of(self, node) -> bool:
         if isinstance(node, ast.Constant):
@@ -175,6 +180,8 @@ class _Check:
         func, args = node.func, node.args
         if isinstance(func, ast.Name) and func.id in ("float", "zeros_like") and func.id not in self.names:
             return len(args) == 1 and self.of(args[0])
+        if isinstance(func, ast.Name) and func.id == "len" and self.builtin_len:
+            return len(args) == 1
         if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
             return False
         module, attr = func.value.id, func.attr
