@@ -41,7 +41,7 @@ import ast
 
 import numpy as np
 
-from ..ir.syntax import assign, call, name, np_call, origin, origin_of
+from ..ir.syntax import assign, assigned_name, call, name, names_read, np_call, origin, origin_of
 from ..ir.trees import walk
 from .numbers import made_stacks, number_names
 from .polynomials import Polynomial
@@ -189,7 +189,8 @@ class _Trip:
                 coefficient = self.item(p, _tolist(values) if p in self.arrays else values)
             else:
                 stem = f"{v}_factor" if u == v else f"{v}_term" if u is None else f"{v}_{u}_factor"
-                rendered = _Arrays(self.row_names).visit(c.render(first=lambda key: not _reads(c.factors[key]) & rows))
+                rendered = c.render(first=lambda key: not names_read(c.factors[key]) & rows)
+                rendered = _Arrays(self.row_names).visit(rendered)
                 coefficient = self.item(stem, _tolist(rendered), self.before, self.at)
             terms.append(coefficient if u is None else name(u) if isinstance(coefficient, ast.Constant)
                          and coefficient.value == 1.0 else ast.BinOp(name(u), ast.Mult(), coefficient))
@@ -219,20 +220,21 @@ class _Trip:
             raise _NotLinear
         bound = {n.id for stmt in loop.body for n in walk(stmt) if isinstance(n, ast.Name)
                  and not isinstance(n.ctx, ast.Load)}
-        if _reads(loop.target) or loop.iter.args[0].id in bound:
+        if names_read(loop.target) or loop.iter.args[0].id in bound:
             raise _NotLinear
-        if {t.id for t in walk(loop.target) if isinstance(t, ast.Name)} & (_reads(loop.body) | self.live):
+        if {t.id for t in walk(loop.target) if isinstance(t, ast.Name)} & (names_read(loop.body) | self.live):
             raise _NotLinear
-        popped = {_target(stmt) for stmt in loop.body if _popped(stmt)}
+        popped = {assigned_name(stmt) for stmt in loop.body if _popped(stmt)}
         counted = self._counted_down()
         for k, stmt in enumerate(loop.body):
-            v = _target(stmt)
+            v = assigned_name(stmt)
             if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Name) and stmt.value.id in popped \
                     and v in self.numbers and v != stmt.value.id and v not in self.after_loop | popped \
-                    and sum(_target(other) == v for other in loop.body) == 1 and v not in _reads(loop.body[k:]):
+                    and sum(assigned_name(other) == v for other in loop.body) == 1 \
+                    and v not in names_read(loop.body[k:]):
                 self.shifted[v] = stmt.value.id
         for stmt in loop.body:
-            if _target(stmt) in self.shifted or stmt is counted:
+            if assigned_name(stmt) in self.shifted or stmt is counted:
                 continue
             appended = _appended(stmt)
             if appended is not None:            # (a batched sum's list: one value per trip)
@@ -242,7 +244,7 @@ class _Trip:
                 stem = value.id if isinstance(value, ast.Name) else listed
                 self.sinks.append((stmt, listed, stem, self.linear(value)))
                 continue
-            target = _target(stmt)
+            target = assigned_name(stmt)
             if target is None or target not in self.numbers:
                 raise _NotLinear
             stack = _popped(stmt)
@@ -266,12 +268,12 @@ class _Trip:
         before it reads or binds i) and nothing else in it binds i; sets `counter`."""
         touched: set[str] = set()               # the names the statements so far read or bind
         for stmt in self.loop.body:
-            i = _target(stmt)
+            i = assigned_name(stmt)
             if i in self.counters - touched and i in self.numbers and _decremented(stmt) == i \
-                    and sum(_target(other) == i for other in self.loop.body) == 1:
+                    and sum(assigned_name(other) == i for other in self.loop.body) == 1:
                 self.counter = i
                 return stmt
-            touched |= _reads(stmt) | {n.id for n in walk(stmt) if isinstance(n, ast.Name)}
+            touched |= names_read(stmt) | {n.id for n in walk(stmt) if isinstance(n, ast.Name)}
         return None
 
     def linear(self, node) -> dict:
@@ -285,7 +287,7 @@ class _Trip:
                 raise _NotLinear
             if node.id in self.shifted or node.id == self.counter:
                 return {None: Polynomial.factor(name(node.id))}
-            bound = any(_target(s) == node.id for s in self.loop.body)
+            bound = any(assigned_name(s) == node.id for s in self.loop.body)
             return {node.id: Polynomial.constant(1.0)} if bound else {None: Polynomial.factor(name(node.id))}
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
             form = self.linear(node.operand)
@@ -382,17 +384,6 @@ def _ordered(outputs: dict) -> list | None:
     return order
 
 
-def _reads(node) -> set[str]:
-    nodes = node if isinstance(node, list) else [node]
-    return {n.id for part in nodes for n in walk(part) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-
-
-def _target(stmt) -> str | None:
-    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-        return stmt.targets[0].id
-    if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
-        return stmt.target.id
-    return None
 
 
 def _int_counters(fn: ast.FunctionDef) -> set[str]:

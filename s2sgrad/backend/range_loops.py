@@ -34,7 +34,7 @@ import copy
 
 from ..ir.names import base_name
 from ..ir.syntax import names_read, origin, origin_of
-from ..ir.trees import walk
+from ..ir.trees import copy_tree, walk
 
 
 def range_loops(fn: ast.FunctionDef) -> ast.FunctionDef:
@@ -160,7 +160,7 @@ def _fresh(fn: ast.FunctionDef, hint: str) -> str:
 
 def _renamed(block: list, old: str, new: str) -> list:
     """Copies of the statements of `block` with the name `old` read as `new`."""
-    block = copy.deepcopy(block)
+    block = copy_tree(block)
     for stmt in block:
         for n in walk(stmt):
             if isinstance(n, ast.Name) and n.id == old:

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import ast
 
-from ..ir.syntax import keep_origin, origin_of
+from ..ir.syntax import assigned_name, keep_origin, origin_of
 from ..ir.trees import Transformer, copy_tree, walk
 from .numbers import is_pure_number, number_names
 
@@ -85,14 +85,6 @@ def _reads(node) -> list:
 def _binds(node) -> set[str]:
     return {n.id for n in walk(node) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
 
-
-def _target(stmt) -> str | None:
-    """The name a simple assignment ``t = v`` or ``t op= v`` binds."""
-    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-        return stmt.targets[0].id
-    if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
-        return stmt.target.id
-    return None
 
 
 def _line(stmt):
@@ -140,7 +132,7 @@ class _Rewrite:
     def inline(self, block: list, i: int) -> bool:
         """A number bound at `i` and read once, by the next statement that reads or binds its name."""
         stmt = block[i]
-        name = _target(stmt)
+        name = assigned_name(stmt)
         if name is None:
             return False
         value = _value(stmt)
@@ -152,7 +144,7 @@ class _Rewrite:
         reader = block[j]
         if not isinstance(reader, SIMPLE) or _reads(reader).count(name) != 1:
             return False
-        if _target(reader) == name:             # (a line of the user's is not merged into another)
+        if assigned_name(reader) == name:             # (a line of the user's is not merged into another)
             if name not in self.temporary and None not in (_line(stmt), _line(reader)) \
                     and _line(stmt) != _line(reader):
                 return False
@@ -161,7 +153,7 @@ class _Rewrite:
         moved = set(_reads(value))
         if any(_binds(block[k]) & moved for k in range(i + 1, j)):
             return False
-        if _target(reader) == name:
+        if assigned_name(reader) == name:
             reader = _as_assignment(reader)
         replaced = _Replace(name, value)
         reader.value = replaced.visit(reader.value)
@@ -177,7 +169,7 @@ class _Rewrite:
     def propagate(self, block: list, i: int) -> bool:
         """A copy ``t = d`` of a number: its reads read ``d`` until ``d`` is bound again."""
         stmt = block[i]
-        name = _target(stmt)
+        name = assigned_name(stmt)
         if not (isinstance(stmt, ast.Assign) and name in self.temporary and isinstance(stmt.value, ast.Name)
                 and stmt.value.id in self.numbers and stmt.value.id != name):
             return False
@@ -198,7 +190,7 @@ class _Rewrite:
                 or any({name, source} & _binds(block[k]) for k in range(i + 1, last)):
             return False
         for j in readers:
-            reader = _as_assignment(block[j]) if _target(block[j]) == name else block[j]
+            reader = _as_assignment(block[j]) if assigned_name(block[j]) == name else block[j]
             self.live_after[id(reader)] = self.live_after.get(id(block[j]), set())
             _Rename(name, source).visit(reader)
             block[j] = reader

@@ -77,6 +77,19 @@ def names_read(*code) -> set[str]:
     return found
 
 
+def assigned_name(stmt: ast.AST) -> str | None:
+    """The name a simple assignment ``t = v`` or ``t op= v`` binds, else None.
+
+        >>> assigned_name(ast.parse("t += 1").body[0]), assigned_name(ast.parse("a, b = c").body[0])
+        ('t', None)
+    """
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+        return stmt.targets[0].id
+    if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
+        return stmt.target.id
+    return None
+
+
 def attr(obj: str, attribute: str) -> ast.Attribute:
     return ast.Attribute(name(obj), attribute, ast.Load())
 
